@@ -1,0 +1,45 @@
+#!/bin/sh
+# The whole test suite: builds libdat and runs `make check`.
+#   --werror       build with -Werror (CI)
+#   --sanitize     also run the suite once under AddressSanitizer + UBSan
+#   --valgrind     also run the C tests under valgrind (memcheck)
+#   --distcheck    also run `make distcheck`
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+werror= sanitize= valgrind= distcheck=
+for a in "$@"; do
+	case $a in
+	--werror) werror=--enable-werror ;;
+	--sanitize) sanitize=1 ;;
+	--valgrind) valgrind=1 ;;
+	--distcheck) distcheck=1 ;;
+	*) echo "usage: $0 [--werror] [--sanitize] [--valgrind] [--distcheck]" >&2; exit 2 ;;
+	esac
+done
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "build and make check ($top/build)"
+"$top/scripts/build.sh" "$top/build" $werror
+make -C "$top/build" -j"$(nproc)" check || { cat "$top"/build/test-suite.log; exit 1; }
+
+if [ -n "$sanitize" ]; then
+	step "make check under AddressSanitizer + UBSan ($top/build-asan)"
+	"$top/scripts/build.sh" "$top/build-asan" $werror --enable-sanitizers
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		make -C "$top/build-asan" -j"$(nproc)" check ||
+		{ cat "$top"/build-asan/test-suite.log; exit 1; }
+fi
+
+if [ -n "$valgrind" ]; then
+	step "make check-valgrind ($top/build)"
+	make -C "$top/build" check-valgrind
+fi
+
+if [ -n "$distcheck" ]; then
+	step "make distcheck"
+	make -C "$top/build" distcheck >/dev/null
+	echo "distcheck passed"
+fi
+step "all passed"

@@ -1,0 +1,1022 @@
+/*
+ * test_abi.c - the DAT 1.2 ABI as <dat/udat.h> declares it.
+ *
+ * Every enum value is asserted one by one, and (on LP64) the size and
+ * member offsets of each struct that legacy DAT 1.2 binaries have baked
+ * in.  A failure here means a program built against the DAT 1.2 reference
+ * headers would misbehave with this libdat.
+ */
+
+#include <stddef.h>
+#include <check.h>
+#include <dat/udat.h>
+
+#define EQ(a, b)	ck_assert_uint_eq((unsigned long long)(a), \
+					  (unsigned long long)(b))
+#define OFF(type, member, off)	EQ(offsetof(type, member), (off))
+#define SIZE(type, size)	EQ(sizeof(type), (size))
+
+/* ------------------------------------------------------------------ */
+/* DAT_RETURN                                                         */
+/* ------------------------------------------------------------------ */
+
+START_TEST(return_classes_and_masks)
+{
+	EQ(DAT_CLASS_ERROR, 0x80000000u);
+	EQ(DAT_CLASS_WARNING, 0x40000000u);
+	EQ(DAT_CLASS_SUCCESS, 0x00000000u);
+	EQ(DAT_TYPE_MASK, 0x3FFF0000u);
+	EQ(DAT_SUBTYPE_MASK, 0x0000FFFFu);
+	EQ(sizeof(DAT_RETURN), 4);
+
+	EQ(DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED),
+	   0x800A0062u);
+	EQ(DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP), 0x8005000Cu);
+	EQ(DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE), 0x800D0000u);
+	EQ(DAT_GET_TYPE(0x8005000Cu), DAT_INVALID_HANDLE);
+	EQ(DAT_GET_SUBTYPE(0x8005000Cu), DAT_INVALID_HANDLE_EP);
+	EQ(DAT_GET_TYPE(0xC0060024u), DAT_INVALID_PARAMETER);
+	ck_assert(DAT_IS_WARNING(0x40000000u));
+	ck_assert(!DAT_IS_WARNING(0x80060024u));
+}
+END_TEST
+
+START_TEST(return_types)
+{
+	EQ(DAT_SUCCESS, 0x00000000);
+	EQ(DAT_ABORT, 0x00010000);
+	EQ(DAT_CONN_QUAL_IN_USE, 0x00020000);
+	EQ(DAT_INSUFFICIENT_RESOURCES, 0x00030000);
+	EQ(DAT_INTERNAL_ERROR, 0x00040000);
+	EQ(DAT_INVALID_HANDLE, 0x00050000);
+	EQ(DAT_INVALID_PARAMETER, 0x00060000);
+	EQ(DAT_INVALID_STATE, 0x00070000);
+	EQ(DAT_LENGTH_ERROR, 0x00080000);
+	EQ(DAT_MODEL_NOT_SUPPORTED, 0x00090000);
+	EQ(DAT_PROVIDER_NOT_FOUND, 0x000A0000);
+	EQ(DAT_NAME_NOT_FOUND, 0x000A0000);
+	EQ(DAT_PRIVILEGES_VIOLATION, 0x000B0000);
+	EQ(DAT_PROTECTION_VIOLATION, 0x000C0000);
+	EQ(DAT_QUEUE_EMPTY, 0x000D0000);
+	EQ(DAT_QUEUE_FULL, 0x000E0000);
+	EQ(DAT_TIMEOUT_EXPIRED, 0x000F0000);
+	EQ(DAT_PROVIDER_ALREADY_REGISTERED, 0x00100000);
+	EQ(DAT_PROVIDER_IN_USE, 0x00110000);
+	EQ(DAT_INVALID_ADDRESS, 0x00120000);
+	EQ(DAT_INTERRUPTED_CALL, 0x00130000);
+	EQ(DAT_CONN_QUAL_UNAVAILABLE, 0x00140000);
+	/* DAT 1.2 value (2.0 uses 0x3FFF0000). */
+	EQ(DAT_NOT_IMPLEMENTED, 0x0FFF0000);
+}
+END_TEST
+
+START_TEST(return_subtypes)
+{
+	EQ(DAT_NO_SUBTYPE, 0);
+	EQ(DAT_SUB_INTERRUPTED, 1);
+	EQ(DAT_RESOURCE_MEMORY, 2);
+	EQ(DAT_RESOURCE_DEVICE, 3);
+	EQ(DAT_RESOURCE_TEP, 4);
+	EQ(DAT_RESOURCE_TEVD, 5);
+	EQ(DAT_RESOURCE_PROTECTION_DOMAIN, 6);
+	EQ(DAT_RESOURCE_MEMORY_REGION, 7);
+	EQ(DAT_RESOURCE_ERROR_HANDLER, 8);
+	EQ(DAT_RESOURCE_CREDITS, 9);
+	EQ(DAT_RESOURCE_SRQ, 10);
+	EQ(DAT_INVALID_HANDLE_IA, 11);
+	EQ(DAT_INVALID_HANDLE_EP, 12);
+	EQ(DAT_INVALID_HANDLE_LMR, 13);
+	EQ(DAT_INVALID_HANDLE_RMR, 14);
+	EQ(DAT_INVALID_HANDLE_PZ, 15);
+	EQ(DAT_INVALID_HANDLE_PSP, 16);
+	EQ(DAT_INVALID_HANDLE_RSP, 17);
+	EQ(DAT_INVALID_HANDLE_CR, 18);
+	EQ(DAT_INVALID_HANDLE_CNO, 19);
+	EQ(DAT_INVALID_HANDLE_EVD_CR, 20);
+	EQ(DAT_INVALID_HANDLE_EVD_REQUEST, 21);
+	EQ(DAT_INVALID_HANDLE_EVD_RECV, 22);
+	EQ(DAT_INVALID_HANDLE_EVD_CONN, 23);
+	EQ(DAT_INVALID_HANDLE_EVD_ASYNC, 24);
+	EQ(DAT_INVALID_HANDLE_SRQ, 25);
+	EQ(DAT_INVALID_HANDLE1, 26);
+	EQ(DAT_INVALID_HANDLE2, 27);
+	EQ(DAT_INVALID_HANDLE3, 28);
+	EQ(DAT_INVALID_HANDLE4, 29);
+	EQ(DAT_INVALID_HANDLE5, 30);
+	EQ(DAT_INVALID_HANDLE6, 31);
+	EQ(DAT_INVALID_HANDLE7, 32);
+	EQ(DAT_INVALID_HANDLE8, 33);
+	EQ(DAT_INVALID_HANDLE9, 34);
+	EQ(DAT_INVALID_HANDLE10, 35);
+	EQ(DAT_INVALID_ARG1, 36);
+	EQ(DAT_INVALID_ARG2, 37);
+	EQ(DAT_INVALID_ARG3, 38);
+	EQ(DAT_INVALID_ARG4, 39);
+	EQ(DAT_INVALID_ARG5, 40);
+	EQ(DAT_INVALID_ARG6, 41);
+	EQ(DAT_INVALID_ARG7, 42);
+	EQ(DAT_INVALID_ARG8, 43);
+	EQ(DAT_INVALID_ARG9, 44);
+	EQ(DAT_INVALID_ARG10, 45);
+	EQ(DAT_INVALID_STATE_EP_UNCONNECTED, 46);
+	EQ(DAT_INVALID_STATE_EP_ACTCONNPENDING, 47);
+	EQ(DAT_INVALID_STATE_EP_PASSCONNPENDING, 48);
+	EQ(DAT_INVALID_STATE_EP_TENTCONNPENDING, 49);
+	EQ(DAT_INVALID_STATE_EP_CONNECTED, 50);
+	EQ(DAT_INVALID_STATE_EP_DISCONNECTED, 51);
+	EQ(DAT_INVALID_STATE_EP_RESERVED, 52);
+	EQ(DAT_INVALID_STATE_EP_COMPLPENDING, 53);
+	EQ(DAT_INVALID_STATE_EP_DISCPENDING, 54);
+	EQ(DAT_INVALID_STATE_EP_PROVIDERCONTROL, 55);
+	EQ(DAT_INVALID_STATE_EP_NOTREADY, 56);
+	EQ(DAT_INVALID_STATE_EP_RECV_WATERMARK, 57);
+	EQ(DAT_INVALID_STATE_EP_PZ, 58);
+	EQ(DAT_INVALID_STATE_EP_EVD_REQUEST, 59);
+	EQ(DAT_INVALID_STATE_EP_EVD_RECV, 60);
+	EQ(DAT_INVALID_STATE_EP_EVD_CONNECT, 61);
+	EQ(DAT_INVALID_STATE_EP_UNCONFIGURED, 62);
+	EQ(DAT_INVALID_STATE_EP_UNCONFRESERVED, 63);
+	EQ(DAT_INVALID_STATE_EP_UNCONFPASSIVE, 64);
+	EQ(DAT_INVALID_STATE_EP_UNCONFTENTATIVE, 65);
+	EQ(DAT_INVALID_STATE_CNO_IN_USE, 66);
+	EQ(DAT_INVALID_STATE_CNO_DEAD, 67);
+	EQ(DAT_INVALID_STATE_EVD_OPEN, 68);
+	EQ(DAT_INVALID_STATE_EVD_ENABLED, 69);
+	EQ(DAT_INVALID_STATE_EVD_DISABLED, 70);
+	EQ(DAT_INVALID_STATE_EVD_WAITABLE, 71);
+	EQ(DAT_INVALID_STATE_EVD_UNWAITABLE, 72);
+	EQ(DAT_INVALID_STATE_EVD_IN_USE, 73);
+	EQ(DAT_INVALID_STATE_EVD_CONFIG_NOTIFY, 74);
+	EQ(DAT_INVALID_STATE_EVD_CONFIG_SOLICITED, 75);
+	EQ(DAT_INVALID_STATE_EVD_CONFIG_THRESHOLD, 76);
+	EQ(DAT_INVALID_STATE_EVD_WAITER, 77);
+	EQ(DAT_INVALID_STATE_EVD_ASYNC, 78);
+	EQ(DAT_INVALID_STATE_IA_IN_USE, 79);
+	EQ(DAT_INVALID_STATE_LMR_IN_USE, 80);
+	EQ(DAT_INVALID_STATE_LMR_FREE, 81);
+	EQ(DAT_INVALID_STATE_PZ_IN_USE, 82);
+	EQ(DAT_INVALID_STATE_PZ_FREE, 83);
+	EQ(DAT_INVALID_STATE_SRQ_OPERATIONAL, 84);
+	EQ(DAT_INVALID_STATE_SRQ_ERROR, 85);
+	EQ(DAT_INVALID_STATE_SRQ_IN_USE, 86);
+	EQ(DAT_PRIVILEGES_READ, 87);
+	EQ(DAT_PRIVILEGES_WRITE, 88);
+	EQ(DAT_PRIVILEGES_RDMA_READ, 89);
+	EQ(DAT_PRIVILEGES_RDMA_WRITE, 90);
+	EQ(DAT_PROTECTION_READ, 91);
+	EQ(DAT_PROTECTION_WRITE, 92);
+	EQ(DAT_PROTECTION_RDMA_READ, 93);
+	EQ(DAT_PROTECTION_RDMA_WRITE, 94);
+	EQ(DAT_INVALID_ADDRESS_UNSUPPORTED, 95);
+	EQ(DAT_INVALID_ADDRESS_UNREACHABLE, 96);
+	EQ(DAT_INVALID_ADDRESS_MALFORMED, 97);
+	EQ(DAT_NAME_NOT_REGISTERED, 98);
+	EQ(DAT_MAJOR_NOT_FOUND, 99);
+	EQ(DAT_MINOR_NOT_FOUND, 100);
+	EQ(DAT_THREAD_SAFETY_NOT_FOUND, 101);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Events                                                             */
+/* ------------------------------------------------------------------ */
+
+START_TEST(event_numbers)
+{
+	EQ(DAT_DTO_COMPLETION_EVENT, 0x00001);
+	EQ(DAT_RMR_BIND_COMPLETION_EVENT, 0x01001);
+	EQ(DAT_CONNECTION_REQUEST_EVENT, 0x02001);
+	EQ(DAT_CONNECTION_EVENT_ESTABLISHED, 0x04001);
+	EQ(DAT_CONNECTION_EVENT_PEER_REJECTED, 0x04002);
+	EQ(DAT_CONNECTION_EVENT_NON_PEER_REJECTED, 0x04003);
+	EQ(DAT_CONNECTION_EVENT_ACCEPT_COMPLETION_ERROR, 0x04004);
+	EQ(DAT_CONNECTION_EVENT_DISCONNECTED, 0x04005);
+	EQ(DAT_CONNECTION_EVENT_BROKEN, 0x04006);
+	EQ(DAT_CONNECTION_EVENT_TIMED_OUT, 0x04007);
+	EQ(DAT_CONNECTION_EVENT_UNREACHABLE, 0x04008);
+	EQ(DAT_ASYNC_ERROR_EVD_OVERFLOW, 0x08001);
+	EQ(DAT_ASYNC_ERROR_IA_CATASTROPHIC, 0x08002);
+	EQ(DAT_ASYNC_ERROR_EP_BROKEN, 0x08003);
+	EQ(DAT_ASYNC_ERROR_TIMED_OUT, 0x08004);
+	EQ(DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, 0x08005);
+	EQ(DAT_SOFTWARE_EVENT, 0x10001);
+}
+END_TEST
+
+START_TEST(async_reasons)
+{
+	EQ(DAT_IA_CATASTROPHIC_ERROR, 0);
+	EQ(DAT_IA_OTHER_ERROR, 1);
+	EQ(DAT_EP_TRANSFER_TO_ERROR, 0);
+	EQ(DAT_EP_OTHER_ERROR, 1);
+	EQ(DAT_SRQ_SOFT_HIGH_WATERMARK_EVENT, 2);
+	EQ(DAT_EVD_OVERFLOW_ERROR, 0);
+	EQ(DAT_EVD_OTHER_ERROR, 1);
+	EQ(DAT_SRQ_TRANSFER_TO_ERROR, 0);
+	EQ(DAT_SRQ_OTHER_ERROR, 1);
+	EQ(DAT_SRQ_LOW_WATERMARK_EVENT, 2);
+	EQ(DAT_LMR_OTHER_ERROR, 0);
+	EQ(DAT_RMR_OTHER_ERROR, 0);
+	EQ(DAT_PZ_OTHER_ERROR, 0);
+}
+END_TEST
+
+START_TEST(dto_completion_status)
+{
+	EQ(DAT_DTO_SUCCESS, 0);
+	EQ(DAT_DTO_ERR_FLUSHED, 1);
+	EQ(DAT_DTO_ERR_LOCAL_LENGTH, 2);
+	EQ(DAT_DTO_ERR_LOCAL_EP, 3);
+	EQ(DAT_DTO_ERR_LOCAL_PROTECTION, 4);
+	EQ(DAT_DTO_ERR_BAD_RESPONSE, 5);
+	EQ(DAT_DTO_ERR_REMOTE_ACCESS, 6);
+	EQ(DAT_DTO_ERR_REMOTE_RESPONDER, 7);
+	EQ(DAT_DTO_ERR_TRANSPORT, 8);
+	EQ(DAT_DTO_ERR_RECEIVER_NOT_READY, 9);
+	EQ(DAT_DTO_ERR_PARTIAL_PACKET, 10);
+	EQ(DAT_RMR_OPERATION_FAILED, 11);
+	EQ(DAT_DTO_LENGTH_ERROR, 2);
+	EQ(DAT_DTO_FAILURE, 1);
+	EQ(DAT_RMR_BIND_SUCCESS, 0);
+	EQ(DAT_RMR_BIND_FAILURE, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* States, flags and small enums                                      */
+/* ------------------------------------------------------------------ */
+
+START_TEST(ep_states)
+{
+	EQ(DAT_EP_STATE_UNCONNECTED, 0);
+	EQ(DAT_EP_STATE_UNCONFIGURED_UNCONNECTED, 1);
+	EQ(DAT_EP_STATE_RESERVED, 2);
+	EQ(DAT_EP_STATE_UNCONFIGURED_RESERVED, 3);
+	EQ(DAT_EP_STATE_PASSIVE_CONNECTION_PENDING, 4);
+	EQ(DAT_EP_STATE_UNCONFIGURED_PASSIVE, 5);
+	EQ(DAT_EP_STATE_ACTIVE_CONNECTION_PENDING, 6);
+	EQ(DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING, 7);
+	EQ(DAT_EP_STATE_UNCONFIGURED_TENTATIVE, 8);
+	EQ(DAT_EP_STATE_CONNECTED, 9);
+	EQ(DAT_EP_STATE_DISCONNECT_PENDING, 10);
+	EQ(DAT_EP_STATE_DISCONNECTED, 11);
+	EQ(DAT_EP_STATE_COMPLETION_PENDING, 12);
+	EQ(DAT_EP_STATE_ERROR, 11);
+}
+END_TEST
+
+START_TEST(evd_flags_and_states)
+{
+	EQ(DAT_EVD_SOFTWARE_FLAG, 0x001);
+	EQ(DAT_EVD_CR_FLAG, 0x010);
+	EQ(DAT_EVD_DTO_FLAG, 0x020);
+	EQ(DAT_EVD_CONNECTION_FLAG, 0x040);
+	EQ(DAT_EVD_RMR_BIND_FLAG, 0x080);
+	EQ(DAT_EVD_ASYNC_FLAG, 0x100);
+	EQ(DAT_EVD_DEFAULT_FLAG, 0x1F0);
+
+	EQ(DAT_EVD_STATE_ENABLED, 0x01);
+	EQ(DAT_EVD_STATE_DISABLED, 0x02);
+	EQ(DAT_EVD_STATE_WAITABLE, 0x04);
+	EQ(DAT_EVD_STATE_UNWAITABLE, 0x08);
+	EQ(DAT_EVD_STATE_CONFIG_NOTIFY, 0x10);
+	EQ(DAT_EVD_STATE_CONFIG_SOLICITED, 0x20);
+	EQ(DAT_EVD_STATE_CONFIG_THRESHOLD, 0x30);
+}
+END_TEST
+
+START_TEST(mem_privs_and_completion_flags)
+{
+	EQ(DAT_MEM_PRIV_NONE_FLAG, 0x00);
+	EQ(DAT_MEM_PRIV_LOCAL_READ_FLAG, 0x01);
+	EQ(DAT_MEM_PRIV_REMOTE_READ_FLAG, 0x02);
+	EQ(DAT_MEM_PRIV_LOCAL_WRITE_FLAG, 0x10);
+	EQ(DAT_MEM_PRIV_REMOTE_WRITE_FLAG, 0x20);
+	EQ(DAT_MEM_PRIV_ALL_FLAG, 0x33);
+	EQ(DAT_MEM_PRIV_READ_FLAG, 0x03);
+	EQ(DAT_MEM_PRIV_WRITE_FLAG, 0x30);
+
+	EQ(DAT_COMPLETION_DEFAULT_FLAG, 0x00);
+	EQ(DAT_COMPLETION_SUPPRESS_FLAG, 0x01);
+	EQ(DAT_COMPLETION_SOLICITED_WAIT_FLAG, 0x02);
+	EQ(DAT_COMPLETION_UNSIGNALLED_FLAG, 0x04);
+	EQ(DAT_COMPLETION_BARRIER_FENCE_FLAG, 0x08);
+	EQ(DAT_COMPLETION_EVD_THRESHOLD_FLAG, 0x10);
+}
+END_TEST
+
+START_TEST(handle_types)
+{
+	EQ(DAT_HANDLE_TYPE_CR, 0);
+	EQ(DAT_HANDLE_TYPE_EP, 1);
+	EQ(DAT_HANDLE_TYPE_EVD, 2);
+	EQ(DAT_HANDLE_TYPE_IA, 3);
+	EQ(DAT_HANDLE_TYPE_LMR, 4);
+	EQ(DAT_HANDLE_TYPE_PSP, 5);
+	EQ(DAT_HANDLE_TYPE_PZ, 6);
+	EQ(DAT_HANDLE_TYPE_RMR, 7);
+	EQ(DAT_HANDLE_TYPE_RSP, 8);
+	EQ(DAT_HANDLE_TYPE_CNO, 9);
+	EQ(DAT_HANDLE_TYPE_SRQ, 10);
+}
+END_TEST
+
+START_TEST(misc_enums)
+{
+	EQ(DAT_FALSE, 0);
+	EQ(DAT_TRUE, 1);
+
+	EQ(DAT_MEM_TYPE_VIRTUAL, 0);
+	EQ(DAT_MEM_TYPE_LMR, 1);
+	EQ(DAT_MEM_TYPE_SHARED_VIRTUAL, 2);
+
+	EQ(DAT_QOS_BEST_EFFORT, 0);
+	EQ(DAT_QOS_HIGH_THROUGHPUT, 1);
+	EQ(DAT_QOS_LOW_LATENCY, 2);
+	EQ(DAT_QOS_ECONOMY, 4);
+	EQ(DAT_QOS_PREMIUM, 8);
+
+	EQ(DAT_CONNECT_DEFAULT_FLAG, 0);
+	EQ(DAT_CONNECT_MULTIPATH_FLAG, 1);
+
+	EQ(DAT_CLOSE_ABRUPT_FLAG, 0);
+	EQ(DAT_CLOSE_GRACEFUL_FLAG, 1);
+	EQ(DAT_CLOSE_DEFAULT, 0);
+
+	EQ(DAT_PSP_CONSUMER_FLAG, 0);
+	EQ(DAT_PSP_PROVIDER_FLAG, 1);
+
+	EQ(DAT_SERVICE_TYPE_RC, 0);
+
+	EQ(DAT_IOV_CONSUMER, 0);
+	EQ(DAT_IOV_PROVIDER_NOMOD, 1);
+	EQ(DAT_IOV_PROVIDER_MOD, 2);
+
+	EQ(DAT_PSP_CREATES_EP_NEVER, 0);
+	EQ(DAT_PSP_CREATES_EP_IFASKED, 1);
+	EQ(DAT_PSP_CREATES_EP_ALWAYS, 2);
+
+	EQ(DAT_PZ_UNIQUE, 0);
+	EQ(DAT_PZ_SHAREABLE, 1);
+
+	EQ(DAT_SRQ_STATE_OPERATIONAL, 0);
+	EQ(DAT_SRQ_STATE_ERROR, 1);
+}
+END_TEST
+
+START_TEST(constants)
+{
+	EQ(DAT_VERSION_MAJOR, 1);
+	EQ(DAT_VERSION_MINOR, 2);
+	EQ(DAT_THREADSAFE, DAT_FALSE);
+
+	EQ((size_t)DAT_EVD_ASYNC_EXISTS, 1);
+	EQ((size_t)DAT_EVD_OUT_OF_SCOPE, 2);
+	ck_assert(DAT_HANDLE_NULL == NULL);
+
+	ck_assert_int_eq(DAT_WATERMARK_INFINITE, -1);
+	ck_assert_int_eq(DAT_HW_DEFAULT, -1);
+	ck_assert_int_eq(DAT_VALUE_UNKNOWN, -2);
+	EQ(DAT_SRQ_LW_DEFAULT, 0);
+	EQ(DAT_TIMEOUT_INFINITE, 0xFFFFFFFFu);
+	EQ(sizeof(DAT_TIMEOUT), 4);
+
+	EQ(DAT_NAME_MAX_LENGTH, 256);
+	EQ(DAT_LMR_COOKIE_SIZE, 40);
+	EQ(DAT_OPTIMAL_ALIGNMENT, 256);
+
+	ck_assert_str_eq(DAT_PROVIDER_INIT_FUNC_STR, "dat_provider_init");
+	ck_assert_str_eq(DAT_PROVIDER_FINI_FUNC_STR, "dat_provider_fini");
+
+	/* Scalar type widths. */
+	EQ(sizeof(DAT_COUNT), sizeof(int));
+	ck_assert_int_eq((DAT_COUNT)-1 < 0, 1);
+	EQ(sizeof(DAT_UINT32), 4);
+	EQ(sizeof(DAT_UINT64), 8);
+	EQ(sizeof(DAT_VLEN), 8);
+	EQ(sizeof(DAT_VADDR), 8);
+	EQ(sizeof(DAT_CONN_QUAL), 8);
+	EQ(sizeof(DAT_PORT_QUAL), 8);
+	EQ(sizeof(DAT_LMR_CONTEXT), 4);
+	EQ(sizeof(DAT_RMR_CONTEXT), 4);
+	EQ(sizeof(DAT_IA_ATTR_MASK), 8);
+	EQ(sizeof(DAT_EP_PARAM_MASK), 8);
+	EQ(sizeof(DAT_PROVIDER_ATTR_MASK), 8);
+	EQ(sizeof(DAT_BOOLEAN), 4);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Field masks                                                        */
+/* ------------------------------------------------------------------ */
+
+START_TEST(ep_field_masks)
+{
+	EQ(DAT_EP_FIELD_IA_HANDLE, 0x00000001);
+	EQ(DAT_EP_FIELD_EP_STATE, 0x00000002);
+	EQ(DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR, 0x00000004);
+	EQ(DAT_EP_FIELD_LOCAL_PORT_QUAL, 0x00000008);
+	EQ(DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR, 0x00000010);
+	EQ(DAT_EP_FIELD_REMOTE_PORT_QUAL, 0x00000020);
+	EQ(DAT_EP_FIELD_PZ_HANDLE, 0x00000040);
+	EQ(DAT_EP_FIELD_RECV_EVD_HANDLE, 0x00000080);
+	EQ(DAT_EP_FIELD_REQUEST_EVD_HANDLE, 0x00000100);
+	EQ(DAT_EP_FIELD_CONNECT_EVD_HANDLE, 0x00000200);
+	EQ(DAT_EP_FIELD_SRQ_HANDLE, 0x00000400);
+	EQ(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, 0x00001000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, 0x00002000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE, 0x00004000);
+	EQ(DAT_EP_FIELD_EP_ATTR_QOS, 0x00008000);
+	EQ(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, 0x00010000);
+	EQ(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, 0x00020000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, 0x00040000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, 0x00080000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, 0x00100000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV, 0x00200000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, 0x00400000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, 0x00800000);
+	EQ(DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW, 0x01000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, 0x02000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV, 0x04000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR, 0x08000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR, 0x10000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR, 0x20000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR, 0x40000000);
+	EQ(DAT_EP_FIELD_EP_ATTR_ALL, 0x7FFFF000);
+	EQ(DAT_EP_FIELD_ALL, 0x7FFFF7FF);
+	EQ(sizeof(DAT_EP_FIELD_ALL), 8);
+}
+END_TEST
+
+START_TEST(ia_field_masks)
+{
+	EQ(DAT_IA_FIELD_IA_ADAPTER_NAME, 0x000000001ULL);
+	EQ(DAT_IA_FIELD_IA_VENDOR_NAME, 0x000000002ULL);
+	EQ(DAT_IA_FIELD_IA_HARDWARE_MAJOR_VERSION, 0x000000004ULL);
+	EQ(DAT_IA_FIELD_IA_HARDWARE_MINOR_VERSION, 0x000000008ULL);
+	EQ(DAT_IA_FIELD_IA_FIRMWARE_MAJOR_VERSION, 0x000000010ULL);
+	EQ(DAT_IA_FIELD_IA_FIRMWARE_MINOR_VERSION, 0x000000020ULL);
+	EQ(DAT_IA_FIELD_IA_ADDRESS_PTR, 0x000000040ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_EPS, 0x000000080ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_DTO_PER_EP, 0x000000100ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN, 0x000000200ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT, 0x000000400ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_EVDS, 0x000000800ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_EVD_QLEN, 0x000001000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_DTO, 0x000002000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_LMRS, 0x000004000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_LMR_BLOCK_SIZE, 0x000008000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_LMR_VIRTUAL_ADDRESS, 0x000010000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_PZS, 0x000020000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_MESSAGE_SIZE, 0x000040000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_SIZE, 0x000080000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RMRS, 0x000100000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RMR_TARGET_ADDRESS, 0x000200000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_SRQS, 0x000400000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_EP_PER_SRQ, 0x000800000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RECV_PER_SRQ, 0x001000000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_READ, 0x002000000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_IOV_SEGMENTS_PER_RDMA_WRITE, 0x004000000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_READ_IN, 0x008000000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_READ_OUT, 0x010000000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_IN_GUARANTEED, 0x020000000ULL);
+	EQ(DAT_IA_FIELD_IA_MAX_RDMA_READ_PER_EP_OUT_GUARANTEED,
+	   0x040000000ULL);
+	EQ(DAT_IA_FIELD_IA_NUM_TRANSPORT_ATTR, 0x080000000ULL);
+	EQ(DAT_IA_FIELD_IA_TRANSPORT_ATTR, 0x100000000ULL);
+	EQ(DAT_IA_FIELD_IA_NUM_VENDOR_ATTR, 0x200000000ULL);
+	EQ(DAT_IA_FIELD_IA_VENDOR_ATTR, 0x400000000ULL);
+	EQ(DAT_IA_FIELD_ALL, 0x7FFFFFFFFULL);
+	EQ(DAT_IA_ALL, 0x7FFFFFFFFULL);
+	EQ(DAT_IA_FIELD_NONE, 0);
+	EQ(DAT_IA_FIELD_IA_MAX_MTU_SIZE, DAT_IA_FIELD_IA_MAX_MESSAGE_SIZE);
+}
+END_TEST
+
+START_TEST(provider_field_masks)
+{
+	EQ(DAT_PROVIDER_FIELD_PROVIDER_NAME, 0x0000001);
+	EQ(DAT_PROVIDER_FIELD_PROVIDER_VERSION_MAJOR, 0x0000002);
+	EQ(DAT_PROVIDER_FIELD_PROVIDER_VERSION_MINOR, 0x0000004);
+	EQ(DAT_PROVIDER_FIELD_DAPL_VERSION_MAJOR, 0x0000008);
+	EQ(DAT_PROVIDER_FIELD_DAPL_VERSION_MINOR, 0x0000010);
+	EQ(DAT_PROVIDER_FIELD_LMR_MEM_TYPE_SUPPORTED, 0x0000020);
+	EQ(DAT_PROVIDER_FIELD_IOV_OWNERSHIP, 0x0000040);
+	EQ(DAT_PROVIDER_FIELD_DAT_QOS_SUPPORTED, 0x0000080);
+	EQ(DAT_PROVIDER_FIELD_COMPLETION_FLAGS_SUPPORTED, 0x0000100);
+	EQ(DAT_PROVIDER_FIELD_IS_THREAD_SAFE, 0x0000200);
+	EQ(DAT_PROVIDER_FIELD_MAX_PRIVATE_DATA_SIZE, 0x0000400);
+	EQ(DAT_PROVIDER_FIELD_SUPPORTS_MULTIPATH, 0x0000800);
+	EQ(DAT_PROVIDER_FIELD_EP_CREATOR, 0x0001000);
+	EQ(DAT_PROVIDER_FIELD_PZ_SUPPORT, 0x0002000);
+	EQ(DAT_PROVIDER_FIELD_OPTIMAL_BUFFER_ALIGNMENT, 0x0004000);
+	EQ(DAT_PROVIDER_FIELD_EVD_STREAM_MERGING_SUPPORTED, 0x0008000);
+	EQ(DAT_PROVIDER_FIELD_SRQ_SUPPORTED, 0x0010000);
+	EQ(DAT_PROVIDER_FIELD_SRQ_WATERMARKS_SUPPORTED, 0x0020000);
+	EQ(DAT_PROVIDER_FIELD_SRQ_EP_PZ_DIFFERENCE_SUPPORTED, 0x0040000);
+	EQ(DAT_PROVIDER_FIELD_SRQ_INFO_SUPPORTED, 0x0080000);
+	EQ(DAT_PROVIDER_FIELD_EP_RECV_INFO_SUPPORTED, 0x0100000);
+	EQ(DAT_PROVIDER_FIELD_LMR_SYNC_REQ, 0x0200000);
+	EQ(DAT_PROVIDER_FIELD_DTO_ASYNC_RETURN_GUARANTEED, 0x0400000);
+	EQ(DAT_PROVIDER_FIELD_RDMA_WRITE_FOR_RDMA_READ_REQ, 0x0800000);
+	EQ(DAT_PROVIDER_FIELD_NUM_PROVIDER_SPECIFIC_ATTR, 0x1000000);
+	EQ(DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR, 0x2000000);
+	EQ(DAT_PROVIDER_FIELD_ALL, 0x3FFFFFF);
+	EQ(DAT_PROVIDER_FIELD_NONE, 0);
+}
+END_TEST
+
+START_TEST(object_field_masks)
+{
+	EQ(DAT_EVD_FIELD_IA_HANDLE, 0x01);
+	EQ(DAT_EVD_FIELD_EVD_QLEN, 0x02);
+	EQ(DAT_EVD_FIELD_EVD_STATE, 0x04);
+	EQ(DAT_EVD_FIELD_CNO, 0x08);
+	EQ(DAT_EVD_FIELD_EVD_FLAGS, 0x10);
+	EQ(DAT_EVD_FIELD_ALL, 0x1F);
+
+	EQ(DAT_LMR_FIELD_IA_HANDLE, 0x001);
+	EQ(DAT_LMR_FIELD_MEM_TYPE, 0x002);
+	EQ(DAT_LMR_FIELD_REGION_DESC, 0x004);
+	EQ(DAT_LMR_FIELD_LENGTH, 0x008);
+	EQ(DAT_LMR_FIELD_PZ_HANDLE, 0x010);
+	EQ(DAT_LMR_FIELD_MEM_PRIV, 0x020);
+	EQ(DAT_LMR_FIELD_LMR_CONTEXT, 0x040);
+	EQ(DAT_LMR_FIELD_RMR_CONTEXT, 0x080);
+	EQ(DAT_LMR_FIELD_REGISTERED_SIZE, 0x100);
+	EQ(DAT_LMR_FIELD_REGISTERED_ADDRESS, 0x200);
+	EQ(DAT_LMR_FIELD_ALL, 0x3FF);
+
+	EQ(DAT_RMR_FIELD_IA_HANDLE, 0x01);
+	EQ(DAT_RMR_FIELD_PZ_HANDLE, 0x02);
+	EQ(DAT_RMR_FIELD_LMR_TRIPLET, 0x04);
+	EQ(DAT_RMR_FIELD_MEM_PRIV, 0x08);
+	EQ(DAT_RMR_FIELD_RMR_CONTEXT, 0x10);
+	EQ(DAT_RMR_FIELD_ALL, 0x1F);
+
+	EQ(DAT_PSP_FIELD_IA_HANDLE, 0x01);
+	EQ(DAT_PSP_FIELD_CONN_QUAL, 0x02);
+	EQ(DAT_PSP_FIELD_EVD_HANDLE, 0x04);
+	EQ(DAT_PSP_FIELD_PSP_FLAGS, 0x08);
+	EQ(DAT_PSP_FIELD_ALL, 0x0F);
+
+	EQ(DAT_RSP_FIELD_IA_HANDLE, 0x01);
+	EQ(DAT_RSP_FIELD_CONN_QUAL, 0x02);
+	EQ(DAT_RSP_FIELD_EVD_HANDLE, 0x04);
+	EQ(DAT_RSP_FIELD_EP_HANDLE, 0x08);
+	EQ(DAT_RSP_FIELD_ALL, 0x0F);
+
+	EQ(DAT_CR_FIELD_REMOTE_IA_ADDRESS_PTR, 0x01);
+	EQ(DAT_CR_FIELD_REMOTE_PORT_QUAL, 0x02);
+	EQ(DAT_CR_FIELD_PRIVATE_DATA_SIZE, 0x04);
+	EQ(DAT_CR_FIELD_PRIVATE_DATA, 0x08);
+	EQ(DAT_CR_FIELD_LOCAL_EP_HANDLE, 0x10);
+	EQ(DAT_CR_FIELD_ALL, 0x1F);
+
+	EQ(DAT_PZ_FIELD_IA_HANDLE, 0x01);
+	EQ(DAT_PZ_FIELD_ALL, 0x01);
+
+	EQ(DAT_CNO_FIELD_IA_HANDLE, 0x1);
+	EQ(DAT_CNO_FIELD_AGENT, 0x2);
+	EQ(DAT_CNO_FIELD_ALL, 0x3);
+
+	EQ(DAT_SRQ_FIELD_IA_HANDLE, 0x001);
+	EQ(DAT_SRQ_FIELD_SRQ_STATE, 0x002);
+	EQ(DAT_SRQ_FIELD_PZ_HANDLE, 0x004);
+	EQ(DAT_SRQ_FIELD_MAX_RECV_DTO, 0x008);
+	EQ(DAT_SRQ_FIELD_MAX_RECV_IOV, 0x010);
+	EQ(DAT_SRQ_FIELD_LOW_WATERMARK, 0x020);
+	EQ(DAT_SRQ_FIELD_AVAILABLE_DTO_COUNT, 0x040);
+	EQ(DAT_SRQ_FIELD_OUTSTANDING_DTO_COUNT, 0x080);
+	EQ(DAT_SRQ_FIELD_ALL, 0x0FF);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Struct layouts (LP64)                                              */
+/* ------------------------------------------------------------------ */
+
+#if __SIZEOF_POINTER__ == 8
+
+/* Slot n (0-based, counting device_name and extension) is at n * 8. */
+#define SLOT(member, n)	OFF(DAT_PROVIDER, member, (n) * 8)
+
+START_TEST(provider_table)
+{
+	SIZE(DAT_PROVIDER, 560);
+	SLOT(device_name, 0);
+	SLOT(extension, 1);
+	SLOT(ia_open_func, 2);
+	SLOT(ia_query_func, 3);
+	SLOT(ia_close_func, 4);
+	SLOT(set_consumer_context_func, 5);
+	SLOT(get_consumer_context_func, 6);
+	SLOT(get_handle_type_func, 7);
+	SLOT(cno_create_func, 8);
+	SLOT(cno_modify_agent_func, 9);
+	SLOT(cno_query_func, 10);
+	SLOT(cno_free_func, 11);
+	SLOT(cno_wait_func, 12);
+	SLOT(cr_query_func, 13);
+	SLOT(cr_accept_func, 14);
+	SLOT(cr_reject_func, 15);
+	SLOT(cr_handoff_func, 16);
+	SLOT(evd_create_func, 17);
+	SLOT(evd_query_func, 18);
+	SLOT(evd_modify_cno_func, 19);
+	SLOT(evd_enable_func, 20);
+	SLOT(evd_disable_func, 21);
+	SLOT(evd_wait_func, 22);
+	SLOT(evd_resize_func, 23);
+	SLOT(evd_post_se_func, 24);
+	SLOT(evd_dequeue_func, 25);
+	SLOT(evd_free_func, 26);
+	SLOT(ep_create_func, 27);
+	SLOT(ep_query_func, 28);
+	SLOT(ep_modify_func, 29);
+	SLOT(ep_connect_func, 30);
+	SLOT(ep_dup_connect_func, 31);
+	SLOT(ep_disconnect_func, 32);
+	SLOT(ep_post_send_func, 33);
+	SLOT(ep_post_recv_func, 34);
+	SLOT(ep_post_rdma_read_func, 35);
+	SLOT(ep_post_rdma_write_func, 36);
+	SLOT(ep_get_status_func, 37);
+	SLOT(ep_free_func, 38);
+	SLOT(lmr_create_func, 39);
+	SLOT(lmr_query_func, 40);
+	SLOT(lmr_free_func, 41);
+	SLOT(rmr_create_func, 42);
+	SLOT(rmr_query_func, 43);
+	SLOT(rmr_bind_func, 44);
+	SLOT(rmr_free_func, 45);
+	SLOT(psp_create_func, 46);
+	SLOT(psp_query_func, 47);
+	SLOT(psp_free_func, 48);
+	SLOT(rsp_create_func, 49);
+	SLOT(rsp_query_func, 50);
+	SLOT(rsp_free_func, 51);
+	SLOT(pz_create_func, 52);
+	SLOT(pz_query_func, 53);
+	SLOT(pz_free_func, 54);
+	SLOT(psp_create_any_func, 55);
+	SLOT(ep_reset_func, 56);
+	SLOT(evd_set_unwaitable_func, 57);
+	SLOT(evd_clear_unwaitable_func, 58);
+	SLOT(lmr_sync_rdma_read_func, 59);
+	SLOT(lmr_sync_rdma_write_func, 60);
+	SLOT(ep_create_with_srq_func, 61);
+	SLOT(ep_recv_query_func, 62);
+	SLOT(ep_set_watermark_func, 63);
+	SLOT(srq_create_func, 64);
+	SLOT(srq_free_func, 65);
+	SLOT(srq_post_recv_func, 66);
+	SLOT(srq_query_func, 67);
+	SLOT(srq_resize_func, 68);
+	SLOT(srq_set_lw_func, 69);
+
+	/* Spot-check against the byte offsets listed in the facts table. */
+	OFF(DAT_PROVIDER, ia_open_func, 16);
+	OFF(DAT_PROVIDER, cr_query_func, 104);
+	OFF(DAT_PROVIDER, ep_create_func, 216);
+	OFF(DAT_PROVIDER, ep_post_send_func, 264);
+	OFF(DAT_PROVIDER, psp_create_any_func, 440);
+	OFF(DAT_PROVIDER, lmr_sync_rdma_read_func, 472);
+	OFF(DAT_PROVIDER, srq_set_lw_func, 552);
+}
+END_TEST
+
+START_TEST(event_layout)
+{
+	SIZE(DAT_EVENT, 48);
+	OFF(DAT_EVENT, event_number, 0);
+	OFF(DAT_EVENT, evd_handle, 8);
+	OFF(DAT_EVENT, event_data, 16);
+	SIZE(DAT_EVENT_DATA, 32);
+
+	SIZE(DAT_DTO_COMPLETION_EVENT_DATA, 32);
+	OFF(DAT_DTO_COMPLETION_EVENT_DATA, ep_handle, 0);
+	OFF(DAT_DTO_COMPLETION_EVENT_DATA, user_cookie, 8);
+	OFF(DAT_DTO_COMPLETION_EVENT_DATA, status, 16);
+	OFF(DAT_DTO_COMPLETION_EVENT_DATA, transfered_length, 24);
+
+	SIZE(DAT_RMR_BIND_COMPLETION_EVENT_DATA, 24);
+	OFF(DAT_RMR_BIND_COMPLETION_EVENT_DATA, rmr_handle, 0);
+	OFF(DAT_RMR_BIND_COMPLETION_EVENT_DATA, user_cookie, 8);
+	OFF(DAT_RMR_BIND_COMPLETION_EVENT_DATA, status, 16);
+
+	SIZE(DAT_SP_HANDLE, 8);
+	SIZE(DAT_CR_ARRIVAL_EVENT_DATA, 32);
+	OFF(DAT_CR_ARRIVAL_EVENT_DATA, sp_handle, 0);
+	OFF(DAT_CR_ARRIVAL_EVENT_DATA, local_ia_address_ptr, 8);
+	OFF(DAT_CR_ARRIVAL_EVENT_DATA, conn_qual, 16);
+	OFF(DAT_CR_ARRIVAL_EVENT_DATA, cr_handle, 24);
+
+	SIZE(DAT_CONNECTION_EVENT_DATA, 24);
+	OFF(DAT_CONNECTION_EVENT_DATA, ep_handle, 0);
+	OFF(DAT_CONNECTION_EVENT_DATA, private_data_size, 8);
+	OFF(DAT_CONNECTION_EVENT_DATA, private_data, 16);
+
+	SIZE(DAT_ASYNCH_ERROR_EVENT_DATA, 16);
+	OFF(DAT_ASYNCH_ERROR_EVENT_DATA, dat_handle, 0);
+	OFF(DAT_ASYNCH_ERROR_EVENT_DATA, reason, 8);
+
+	SIZE(DAT_SOFTWARE_EVENT_DATA, 8);
+	OFF(DAT_SOFTWARE_EVENT_DATA, pointer, 0);
+
+	/* Union members as seen from the start of a DAT_EVENT. */
+	OFF(DAT_EVENT, event_data.dto_completion_event_data.ep_handle, 16);
+	OFF(DAT_EVENT, event_data.dto_completion_event_data.user_cookie, 24);
+	OFF(DAT_EVENT, event_data.dto_completion_event_data.status, 32);
+	OFF(DAT_EVENT,
+	    event_data.dto_completion_event_data.transfered_length, 40);
+	OFF(DAT_EVENT, event_data.connect_event_data.ep_handle, 16);
+	OFF(DAT_EVENT, event_data.connect_event_data.private_data_size, 24);
+	OFF(DAT_EVENT, event_data.connect_event_data.private_data, 32);
+	OFF(DAT_EVENT, event_data.cr_arrival_event_data.sp_handle, 16);
+	OFF(DAT_EVENT,
+	    event_data.cr_arrival_event_data.local_ia_address_ptr, 24);
+	OFF(DAT_EVENT, event_data.cr_arrival_event_data.conn_qual, 32);
+	OFF(DAT_EVENT, event_data.cr_arrival_event_data.cr_handle, 40);
+	OFF(DAT_EVENT, event_data.rmr_completion_event_data.status, 32);
+	OFF(DAT_EVENT, event_data.asynch_error_event_data.reason, 24);
+	OFF(DAT_EVENT, event_data.software_event_data.pointer, 16);
+}
+END_TEST
+
+START_TEST(ep_attr_layout)
+{
+	SIZE(DAT_EP_ATTR, 104);
+	OFF(DAT_EP_ATTR, service_type, 0);
+	OFF(DAT_EP_ATTR, max_message_size, 8);
+	OFF(DAT_EP_ATTR, max_rdma_size, 16);
+	OFF(DAT_EP_ATTR, qos, 24);
+	OFF(DAT_EP_ATTR, recv_completion_flags, 28);
+	OFF(DAT_EP_ATTR, request_completion_flags, 32);
+	OFF(DAT_EP_ATTR, max_recv_dtos, 36);
+	OFF(DAT_EP_ATTR, max_request_dtos, 40);
+	OFF(DAT_EP_ATTR, max_recv_iov, 44);
+	OFF(DAT_EP_ATTR, max_request_iov, 48);
+	OFF(DAT_EP_ATTR, max_rdma_read_in, 52);
+	OFF(DAT_EP_ATTR, max_rdma_read_out, 56);
+	OFF(DAT_EP_ATTR, srq_soft_hw, 60);
+	OFF(DAT_EP_ATTR, max_rdma_read_iov, 64);
+	OFF(DAT_EP_ATTR, max_rdma_write_iov, 68);
+	OFF(DAT_EP_ATTR, ep_transport_specific_count, 72);
+	OFF(DAT_EP_ATTR, ep_transport_specific, 80);
+	OFF(DAT_EP_ATTR, ep_provider_specific_count, 88);
+	OFF(DAT_EP_ATTR, ep_provider_specific, 96);
+}
+END_TEST
+
+START_TEST(ep_param_layout)
+{
+	SIZE(DAT_EP_PARAM, 192);
+	OFF(DAT_EP_PARAM, ia_handle, 0);
+	OFF(DAT_EP_PARAM, ep_state, 8);
+	OFF(DAT_EP_PARAM, local_ia_address_ptr, 16);
+	OFF(DAT_EP_PARAM, local_port_qual, 24);
+	OFF(DAT_EP_PARAM, remote_ia_address_ptr, 32);
+	OFF(DAT_EP_PARAM, remote_port_qual, 40);
+	OFF(DAT_EP_PARAM, pz_handle, 48);
+	OFF(DAT_EP_PARAM, recv_evd_handle, 56);
+	OFF(DAT_EP_PARAM, request_evd_handle, 64);
+	OFF(DAT_EP_PARAM, connect_evd_handle, 72);
+	OFF(DAT_EP_PARAM, srq_handle, 80);
+	OFF(DAT_EP_PARAM, ep_attr, 88);
+	OFF(DAT_EP_PARAM, ep_attr.max_rdma_read_in, 88 + 52);
+}
+END_TEST
+
+START_TEST(ia_attr_layout)
+{
+	SIZE(DAT_IA_ATTR, 688);
+	OFF(DAT_IA_ATTR, adapter_name, 0);
+	OFF(DAT_IA_ATTR, vendor_name, 256);
+	OFF(DAT_IA_ATTR, hardware_version_major, 512);
+	OFF(DAT_IA_ATTR, hardware_version_minor, 516);
+	OFF(DAT_IA_ATTR, firmware_version_major, 520);
+	OFF(DAT_IA_ATTR, firmware_version_minor, 524);
+	OFF(DAT_IA_ATTR, ia_address_ptr, 528);
+	OFF(DAT_IA_ATTR, max_eps, 536);
+	OFF(DAT_IA_ATTR, max_dto_per_ep, 540);
+	OFF(DAT_IA_ATTR, max_rdma_read_per_ep_in, 544);
+	OFF(DAT_IA_ATTR, max_rdma_read_per_ep_out, 548);
+	OFF(DAT_IA_ATTR, max_evds, 552);
+	OFF(DAT_IA_ATTR, max_evd_qlen, 556);
+	OFF(DAT_IA_ATTR, max_iov_segments_per_dto, 560);
+	OFF(DAT_IA_ATTR, max_lmrs, 564);
+	OFF(DAT_IA_ATTR, max_lmr_block_size, 568);
+	OFF(DAT_IA_ATTR, max_lmr_virtual_address, 576);
+	OFF(DAT_IA_ATTR, max_pzs, 584);
+	OFF(DAT_IA_ATTR, max_message_size, 592);
+	OFF(DAT_IA_ATTR, max_rdma_size, 600);
+	OFF(DAT_IA_ATTR, max_rmrs, 608);
+	OFF(DAT_IA_ATTR, max_rmr_target_address, 616);
+	OFF(DAT_IA_ATTR, max_srqs, 624);
+	OFF(DAT_IA_ATTR, max_ep_per_srq, 628);
+	OFF(DAT_IA_ATTR, max_recv_per_srq, 632);
+	OFF(DAT_IA_ATTR, max_iov_segments_per_rdma_read, 636);
+	OFF(DAT_IA_ATTR, max_iov_segments_per_rdma_write, 640);
+	OFF(DAT_IA_ATTR, max_rdma_read_in, 644);
+	OFF(DAT_IA_ATTR, max_rdma_read_out, 648);
+	OFF(DAT_IA_ATTR, max_rdma_read_per_ep_in_guaranteed, 652);
+	OFF(DAT_IA_ATTR, max_rdma_read_per_ep_out_guaranteed, 656);
+	OFF(DAT_IA_ATTR, num_transport_attr, 660);
+	OFF(DAT_IA_ATTR, transport_attr, 664);
+	OFF(DAT_IA_ATTR, num_vendor_attr, 672);
+	OFF(DAT_IA_ATTR, vendor_attr, 680);
+	/* DAT 1.0 / 1.1 aliases name the same members. */
+	OFF(DAT_IA_ATTR, max_mtu_size, 592);
+	OFF(DAT_IA_ATTR, max_rdma_read_per_ep, 544);
+}
+END_TEST
+
+START_TEST(provider_attr_layout)
+{
+	SIZE(DAT_PROVIDER_ATTR, 504);
+	OFF(DAT_PROVIDER_ATTR, provider_name, 0);
+	OFF(DAT_PROVIDER_ATTR, provider_version_major, 256);
+	OFF(DAT_PROVIDER_ATTR, provider_version_minor, 260);
+	OFF(DAT_PROVIDER_ATTR, dapl_version_major, 264);
+	OFF(DAT_PROVIDER_ATTR, dapl_version_minor, 268);
+	OFF(DAT_PROVIDER_ATTR, lmr_mem_types_supported, 272);
+	OFF(DAT_PROVIDER_ATTR, iov_ownership_on_return, 276);
+	OFF(DAT_PROVIDER_ATTR, dat_qos_supported, 280);
+	OFF(DAT_PROVIDER_ATTR, completion_flags_supported, 284);
+	OFF(DAT_PROVIDER_ATTR, is_thread_safe, 288);
+	OFF(DAT_PROVIDER_ATTR, max_private_data_size, 292);
+	OFF(DAT_PROVIDER_ATTR, supports_multipath, 296);
+	OFF(DAT_PROVIDER_ATTR, ep_creator, 300);
+	OFF(DAT_PROVIDER_ATTR, pz_support, 304);
+	OFF(DAT_PROVIDER_ATTR, optimal_buffer_alignment, 308);
+	OFF(DAT_PROVIDER_ATTR, evd_stream_merging_supported, 312);
+	EQ(sizeof(((DAT_PROVIDER_ATTR *)0)->evd_stream_merging_supported),
+	   6 * 6 * 4);
+	OFF(DAT_PROVIDER_ATTR, srq_supported, 456);
+	OFF(DAT_PROVIDER_ATTR, srq_watermarks_supported, 460);
+	OFF(DAT_PROVIDER_ATTR, srq_ep_pz_difference_supported, 464);
+	OFF(DAT_PROVIDER_ATTR, srq_info_supported, 468);
+	OFF(DAT_PROVIDER_ATTR, ep_recv_info_supported, 472);
+	OFF(DAT_PROVIDER_ATTR, lmr_sync_req, 476);
+	OFF(DAT_PROVIDER_ATTR, dto_async_return_guaranteed, 480);
+	OFF(DAT_PROVIDER_ATTR, rdma_write_for_rdma_read_req, 484);
+	OFF(DAT_PROVIDER_ATTR, num_provider_specific_attr, 488);
+	OFF(DAT_PROVIDER_ATTR, provider_specific_attr, 496);
+}
+END_TEST
+
+START_TEST(small_struct_layouts)
+{
+	SIZE(DAT_PROVIDER_INFO, 268);
+	OFF(DAT_PROVIDER_INFO, ia_name, 0);
+	OFF(DAT_PROVIDER_INFO, dapl_version_major, 256);
+	OFF(DAT_PROVIDER_INFO, dapl_version_minor, 260);
+	OFF(DAT_PROVIDER_INFO, is_thread_safe, 264);
+
+	SIZE(DAT_LMR_TRIPLET, 24);
+	OFF(DAT_LMR_TRIPLET, lmr_context, 0);
+	OFF(DAT_LMR_TRIPLET, pad, 4);
+	OFF(DAT_LMR_TRIPLET, virtual_address, 8);
+	OFF(DAT_LMR_TRIPLET, segment_length, 16);
+
+	SIZE(DAT_RMR_TRIPLET, 24);
+	OFF(DAT_RMR_TRIPLET, rmr_context, 0);
+	OFF(DAT_RMR_TRIPLET, pad, 4);
+	OFF(DAT_RMR_TRIPLET, target_address, 8);
+	OFF(DAT_RMR_TRIPLET, segment_length, 16);
+
+	SIZE(DAT_CR_PARAM, 40);
+	OFF(DAT_CR_PARAM, remote_ia_address_ptr, 0);
+	OFF(DAT_CR_PARAM, remote_port_qual, 8);
+	OFF(DAT_CR_PARAM, private_data_size, 16);
+	OFF(DAT_CR_PARAM, private_data, 24);
+	OFF(DAT_CR_PARAM, local_ep_handle, 32);
+
+	SIZE(DAT_SHARED_MEMORY, 16);
+	SIZE(DAT_REGION_DESCRIPTION, 16);
+	SIZE(DAT_LMR_PARAM, 80);
+	OFF(DAT_LMR_PARAM, ia_handle, 0);
+	OFF(DAT_LMR_PARAM, mem_type, 8);
+	OFF(DAT_LMR_PARAM, region_desc, 16);
+	OFF(DAT_LMR_PARAM, length, 32);
+	OFF(DAT_LMR_PARAM, pz_handle, 40);
+	OFF(DAT_LMR_PARAM, mem_priv, 48);
+	OFF(DAT_LMR_PARAM, lmr_context, 52);
+	OFF(DAT_LMR_PARAM, rmr_context, 56);
+	OFF(DAT_LMR_PARAM, registered_size, 64);
+	OFF(DAT_LMR_PARAM, registered_address, 72);
+
+	SIZE(DAT_RMR_PARAM, 48);
+	OFF(DAT_RMR_PARAM, ia_handle, 0);
+	OFF(DAT_RMR_PARAM, pz_handle, 8);
+	OFF(DAT_RMR_PARAM, lmr_triplet, 16);
+	OFF(DAT_RMR_PARAM, mem_priv, 40);
+	OFF(DAT_RMR_PARAM, rmr_context, 44);
+
+	SIZE(DAT_EVD_PARAM, 32);
+	OFF(DAT_EVD_PARAM, ia_handle, 0);
+	OFF(DAT_EVD_PARAM, evd_qlen, 8);
+	OFF(DAT_EVD_PARAM, evd_state, 12);
+	OFF(DAT_EVD_PARAM, cno_handle, 16);
+	OFF(DAT_EVD_PARAM, evd_flags, 24);
+
+	SIZE(DAT_SRQ_ATTR, 12);
+	OFF(DAT_SRQ_ATTR, max_recv_dtos, 0);
+	OFF(DAT_SRQ_ATTR, max_recv_iov, 4);
+	OFF(DAT_SRQ_ATTR, low_watermark, 8);
+
+	SIZE(DAT_SRQ_PARAM, 48);
+	OFF(DAT_SRQ_PARAM, ia_handle, 0);
+	OFF(DAT_SRQ_PARAM, srq_state, 8);
+	OFF(DAT_SRQ_PARAM, pz_handle, 16);
+	OFF(DAT_SRQ_PARAM, max_recv_dtos, 24);
+	OFF(DAT_SRQ_PARAM, max_recv_iov, 28);
+	OFF(DAT_SRQ_PARAM, low_watermark, 32);
+	OFF(DAT_SRQ_PARAM, available_dto_count, 36);
+	OFF(DAT_SRQ_PARAM, outstanding_dto_count, 40);
+
+	SIZE(DAT_PSP_PARAM, 32);
+	OFF(DAT_PSP_PARAM, ia_handle, 0);
+	OFF(DAT_PSP_PARAM, conn_qual, 8);
+	OFF(DAT_PSP_PARAM, evd_handle, 16);
+	OFF(DAT_PSP_PARAM, psp_flags, 24);
+
+	SIZE(DAT_RSP_PARAM, 32);
+	OFF(DAT_RSP_PARAM, ia_handle, 0);
+	OFF(DAT_RSP_PARAM, conn_qual, 8);
+	OFF(DAT_RSP_PARAM, evd_handle, 16);
+	OFF(DAT_RSP_PARAM, ep_handle, 24);
+
+	SIZE(DAT_PZ_PARAM, 8);
+
+	SIZE(DAT_OS_WAIT_PROXY_AGENT, 16);
+	OFF(DAT_OS_WAIT_PROXY_AGENT, instance_data, 0);
+	OFF(DAT_OS_WAIT_PROXY_AGENT, proxy_agent_func, 8);
+	SIZE(DAT_CNO_PARAM, 24);
+	OFF(DAT_CNO_PARAM, ia_handle, 0);
+	OFF(DAT_CNO_PARAM, agent, 8);
+
+	SIZE(DAT_NAMED_ATTR, 16);
+	OFF(DAT_NAMED_ATTR, name, 0);
+	OFF(DAT_NAMED_ATTR, value, 8);
+
+	SIZE(DAT_CONTEXT, 8);
+	SIZE(DAT_DTO_COOKIE, 8);
+	SIZE(DAT_RMR_COOKIE, 8);
+}
+END_TEST
+
+#endif /* __SIZEOF_POINTER__ == 8 */
+
+/* ------------------------------------------------------------------ */
+
+static Suite *abi_suite(void)
+{
+	Suite *s = suite_create("dat_abi");
+	TCase *tc;
+
+	tc = tcase_create("values");
+	tcase_add_test(tc, return_classes_and_masks);
+	tcase_add_test(tc, return_types);
+	tcase_add_test(tc, return_subtypes);
+	tcase_add_test(tc, event_numbers);
+	tcase_add_test(tc, async_reasons);
+	tcase_add_test(tc, dto_completion_status);
+	tcase_add_test(tc, ep_states);
+	tcase_add_test(tc, evd_flags_and_states);
+	tcase_add_test(tc, mem_privs_and_completion_flags);
+	tcase_add_test(tc, handle_types);
+	tcase_add_test(tc, misc_enums);
+	tcase_add_test(tc, constants);
+	tcase_add_test(tc, ep_field_masks);
+	tcase_add_test(tc, ia_field_masks);
+	tcase_add_test(tc, provider_field_masks);
+	tcase_add_test(tc, object_field_masks);
+	suite_add_tcase(s, tc);
+
+#if __SIZEOF_POINTER__ == 8
+	tc = tcase_create("layout_lp64");
+	tcase_add_test(tc, provider_table);
+	tcase_add_test(tc, event_layout);
+	tcase_add_test(tc, ep_attr_layout);
+	tcase_add_test(tc, ep_param_layout);
+	tcase_add_test(tc, ia_attr_layout);
+	tcase_add_test(tc, provider_attr_layout);
+	tcase_add_test(tc, small_struct_layouts);
+	suite_add_tcase(s, tc);
+#endif
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(abi_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,59 @@
+/* Object headers and handle checks of the uDAPL core.
+ *
+ * Every DAT object starts with struct dapl_header, whose first word is the
+ * provider table libdat dispatches through.  Freed objects are not given
+ * back to the allocator at once: they stay readable, marked dead, in a
+ * quarantine, so a consumer's stale handle gets DAT_INVALID_HANDLE instead
+ * of a crash (the contract in dat_provider_init(3)).  Memory is reused only
+ * after DAPL_QUARANTINE later frees of the same size class. */
+#ifndef UDAPL_HANDLE_H
+#define UDAPL_HANDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dat/udat.h>
+
+#define DAPL_MAGIC_DEAD 0xdead0bbeu
+#define DAPL_QUARANTINE 1024
+
+struct dapl_header {
+	DAT_PROVIDER *provider;      /* first word, always */
+	uint32_t magic;              /* dapl_magic(type) while live */
+	DAT_HANDLE_TYPE type;
+	void *ia;                    /* the owning IA object (itself for an IA) */
+	DAT_CONTEXT context;         /* dat_set/get_consumer_context */
+	size_t size;                 /* allocation size */
+	struct dapl_header *next_dead;
+};
+
+/* The live magic of a handle type: distinct per type, never DEAD. */
+uint32_t dapl_magic(DAT_HANDLE_TYPE type);
+
+/* A zeroed object of size bytes (>= sizeof(struct dapl_header)) with its
+ * header filled in; NULL when out of memory. */
+void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
+			size_t size, void *ia);
+
+/* Marks obj dead and quarantines it. */
+void dapl_handle_free(void *obj);
+
+/* obj as a live object of type, or NULL (NULL, dead, or another type).
+ * Safe on any handle the core ever handed out, freed or not. */
+static inline struct dapl_header *dapl_handle_get(const void *obj,
+						  DAT_HANDLE_TYPE type)
+{
+	struct dapl_header *h = (struct dapl_header *)obj;
+
+	if (!h || h->magic != dapl_magic(type))
+		return NULL;
+	return h;
+}
+
+/* Gives every quarantined object back to the allocator: provider fini. */
+void dapl_handle_release_all(void);
+
+/* How many objects are quarantined (tests). */
+size_t dapl_handle_quarantined(void);
+
+#endif

@@ -160,8 +160,9 @@ static void report_bad_line(void *arg, unsigned line, const char *field,
 {
 	const struct conf_report *r = arg;
 
-	dat_log(DAT_LOG_ERROR, "%s:%u: bad %s: %s; line skipped", r->file,
-		line, field, reason);
+	/* "bad api_version: ...", but "end of line: ..." (it is not a field) */
+	dat_log(DAT_LOG_ERROR, "%s:%u: %s%s: %s; line skipped", r->file, line,
+		strcmp(field, "end of line") ? "bad " : "", field, reason);
 }
 
 static void sr_add(const char *file, const struct dat_conf_entry *e)

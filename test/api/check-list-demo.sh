@@ -22,7 +22,7 @@ done
 grep -q "broken" "$dir/out" && { echo "FAIL: a broken line was listed"; fail=1; }
 grep -q '^3 providers:' "$dir/out" || { echo "FAIL: not 3 providers"; fail=1; }
 for line in 3 5 7; do
-	n=$(grep -c "dat.conf:$line: bad " "$dir/err")
+	n=$(grep -c "dat.conf:$line: " "$dir/err")
 	[ "$n" -eq 1 ] || { echo "FAIL: $n messages for line $line, want 1"; fail=1; }
 done
 [ "$(wc -l < "$dir/err")" -eq 3 ] || { echo "FAIL: want exactly 3 error lines"; fail=1; }

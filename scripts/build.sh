@@ -6,7 +6,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$1
 shift
 "$top/scripts/deps.sh"
-[ -x "$top/configure" ] || "$top/autogen.sh" >/dev/null 2>&1 || "$top/autogen.sh"
+if [ ! -x "$top/configure" ]; then
+	"$top/autogen.sh" > "$top/autogen.log" 2>&1 ||
+		{ cat "$top/autogen.log"; exit 1; }
+fi
 mkdir -p "$dir"
 cd "$dir"
 if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ] ||

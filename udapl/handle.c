@@ -30,7 +30,6 @@ void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 	h->provider = provider;
 	h->type = type;
 	h->ia = ia ? ia : h;
-	h->size = size;
 	h->magic = dapl_magic(type);
 	return h;
 }

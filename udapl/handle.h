@@ -4,8 +4,9 @@
  * provider table libdat dispatches through.  Freed objects are not given
  * back to the allocator at once: they stay readable, marked dead, in a
  * quarantine, so a consumer's stale handle gets DAT_INVALID_HANDLE instead
- * of a crash (the contract in dat_provider_init(3)).  Memory is reused only
- * after DAPL_QUARANTINE later frees of the same size class. */
+ * of a crash (the contract in dat_provider_init(3)).  An object's memory
+ * goes back to the allocator only once DAPL_QUARANTINE later objects have
+ * been freed (one FIFO for all types). */
 #ifndef UDAPL_HANDLE_H
 #define UDAPL_HANDLE_H
 
@@ -23,7 +24,6 @@ struct dapl_header {
 	DAT_HANDLE_TYPE type;
 	void *ia;                    /* the owning IA object (itself for an IA) */
 	DAT_CONTEXT context;         /* dat_set/get_consumer_context */
-	size_t size;                 /* allocation size */
 	struct dapl_header *next_dead;
 };
 

@@ -1,0 +1,267 @@
+/* The uDAPL core's objects and the calls between its files.
+ *
+ * One file per DAT object (ia.c pz.c evd.c cno.c ep.c psp.c rsp.c cr.c),
+ * cm.c for the connection state machine and the progress thread,
+ * provider.c for dat_provider_init/fini and the DAT_PROVIDER table.
+ *
+ * Locking, in the order locks are taken:
+ *   ia->lock    the IA's object lists, every EP/PSP/RSP/CR field that the
+ *               connection state machine touches, and every transport CM
+ *               call.  The progress thread holds it while it reads and
+ *               handles connection events, so an object found by a lookup
+ *               cannot be freed under it.
+ *   evd->lock   the EVD's event ring and its flags.
+ *   cno->lock   the CNO's trigger.
+ * Nothing that sleeps (dat_evd_wait, dat_cno_wait) holds ia->lock.
+ */
+#ifndef UDAPL_CORE_H
+#define UDAPL_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <dat/udat.h>
+
+#include "handle.h"
+#include "transport.h"
+#include "wire.h"
+
+struct dapl_ia;
+struct dapl_pz;
+struct dapl_evd;
+struct dapl_cno;
+struct dapl_ep;
+struct dapl_sp;
+struct dapl_cr;
+
+/* ---- provider.c ---------------------------------------------------------- */
+
+/* One per dat.conf line a provider library registered: the table libdat
+ * dispatches through (first, so objects can point at it) and the line's
+ * ia_params. */
+struct dapl_provider {
+	DAT_PROVIDER table;
+	DAT_PROVIDER_INFO info;
+	char *ia_params;
+	const struct udapl_transport_ops *ops;
+	struct dapl_provider *next;
+};
+
+/* The transport this provider library was built with (defined by the
+ * provider directory, e.g. providers/ofi). */
+extern const struct udapl_transport_ops *const udapl_transport;
+
+/* The registration for an IA name, or NULL. */
+struct dapl_provider *dapl_provider_find(const char *ia_name);
+
+/* ---- ia.c ------------------------------------------------------------------ */
+
+/* Intrusive list links, one per kind of object the IA owns. */
+struct dapl_obj_list {
+	void *head;
+};
+
+struct dapl_ia {
+	struct dapl_header h;
+	struct dapl_provider *prov;
+	const struct udapl_transport_ops *ops;
+	struct dapl_tdev *dev;
+	struct dapl_tdev_attr dev_attr;
+	struct sockaddr_storage local_addr;   /* what ia_query reports */
+
+	pthread_mutex_t lock;
+	struct dapl_evd *async_evd;
+	bool async_evd_ours;                  /* created by ia_open, freed by close */
+
+	/* objects, newest first, linked through their own next fields */
+	struct dapl_pz *pzs;
+	struct dapl_evd *evds;
+	struct dapl_cno *cnos;
+	struct dapl_ep *eps;
+	struct dapl_sp *sps;                  /* PSPs and RSPs */
+	struct dapl_cr *crs;
+
+	/* cm.c: the progress thread */
+	pthread_t progress;
+	bool progress_running;
+	bool stopping;
+	int wake_fd;                          /* eventfd: wakes the progress thread */
+};
+
+/* The IA behind a handle (checked), or NULL. */
+struct dapl_ia *dapl_ia_get(DAT_IA_HANDLE h);
+
+/* ---- pz.c ------------------------------------------------------------------- */
+
+struct dapl_pz {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_tpd *tpd;
+	int users;                            /* EPs, LMRs, RMRs, SRQs on it */
+	struct dapl_pz *next;
+};
+
+void dapl_pz_destroy(struct dapl_pz *pz); /* ia->lock held; abrupt close */
+
+/* ---- evd.c / cno.c: events --------------------------------------------------- */
+
+struct dapl_evd {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	DAT_EVD_FLAGS flags;
+	struct dapl_evd *next;
+
+	pthread_mutex_t lock;
+	DAT_EVENT *ring;                      /* qlen slots */
+	DAT_COUNT qlen, head, count;
+	struct dapl_tcq *cq;                  /* DTO / RMR_BIND EVDs: polled directly */
+	int event_fd;                         /* eventfd: written when an event is queued */
+	struct dapl_cno *cno;
+	bool enabled, waitable;
+	bool waiting;                         /* a thread is in dat_evd_wait */
+	bool overflowed;                      /* overflow already reported */
+	int users;                            /* EPs, PSPs, RSPs that name it */
+};
+
+/* Queues ev (a copy) on evd; the caller may hold ia->lock but not
+ * evd->lock.  On a full queue the event is dropped
+ * and DAT_ASYNC_ERROR_EVD_OVERFLOW goes to the IA's async EVD (once per
+ * overflow).  Wakes a waiter and the EVD's CNO.  Returns DAT_SUCCESS or
+ * DAT_QUEUE_FULL. */
+DAT_RETURN dapl_evd_post(struct dapl_evd *evd, const DAT_EVENT *ev);
+
+/* Convenience builders for dapl_evd_post. */
+DAT_RETURN dapl_evd_post_connection(struct dapl_evd *evd,
+				    DAT_EVENT_NUMBER num,
+				    struct dapl_ep *ep, DAT_COUNT pdata_size,
+				    DAT_PVOID pdata);
+DAT_RETURN dapl_evd_post_cr(struct dapl_evd *evd, struct dapl_sp *sp,
+			    struct dapl_cr *cr);
+DAT_RETURN dapl_evd_post_async(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
+			       DAT_HANDLE about);
+
+void dapl_evd_destroy(struct dapl_evd *evd); /* ia->lock held; abrupt close */
+
+/* A transport completion as the DAT event the consumer sees (dto.c).
+ * False when the completion is internal and produces no event. */
+bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
+			  DAT_EVENT *ev);
+
+struct dapl_cno {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_cno *next;
+	pthread_mutex_t lock;
+	DAT_OS_WAIT_PROXY_AGENT agent;
+	int event_fd;                         /* eventfd: written on trigger */
+	struct dapl_evd *triggered;           /* the EVD that fired, until a wait takes it */
+	bool waiting;
+	int users;                            /* EVDs attached */
+};
+
+/* An event arrived on evd (enabled, nobody waiting on it): trigger its
+ * CNO.  Called with evd->lock held. */
+void dapl_cno_trigger(struct dapl_cno *cno, struct dapl_evd *evd);
+
+void dapl_cno_destroy(struct dapl_cno *cno); /* ia->lock held; abrupt close */
+
+/* ---- ep.c / cm.c: endpoints and connections -------------------------------- */
+
+struct dapl_ep {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_ep *next;
+	DAT_EP_PARAM param;                   /* ep_state lives here */
+	struct sockaddr_storage remote_addr;  /* param.remote_ia_address_ptr */
+	struct sockaddr_storage local_addr;   /* param.local_ia_address_ptr */
+	struct dapl_pz *pz;
+	struct dapl_evd *recv_evd, *request_evd, *connect_evd;
+	struct dapl_tep *tep;                 /* made when first needed */
+
+	/* connection */
+	bool connected_actively;              /* dup_connect needs a listener at the far end */
+	uint64_t deadline_ns;                 /* connect timeout (CLOCK_MONOTONIC); 0 none */
+	struct dapl_read_limits negotiated;   /* what ep_query reports while connected */
+	struct dapl_cr *cr;                   /* passive: the request being accepted */
+	struct dapl_sp *rsp;                  /* the RSP this EP waits on */
+	uint8_t pdata[256];                   /* peer's accept data, for ESTABLISHED */
+	size_t pdata_len;
+	bool provider_created;                /* made for a PSP_PROVIDER_FLAG request */
+};
+
+/* Creates ep->tep if it does not exist yet (needs a PZ and EVDs).
+ * ia->lock held. */
+DAT_RETURN dapl_ep_ensure_tep(struct dapl_ep *ep);
+
+/* Tears down the transport endpoint (flushing what is posted); the next
+ * use makes a new one.  ia->lock held. */
+void dapl_ep_drop_tep(struct dapl_ep *ep);
+
+/* Creates an EP on behalf of a PSP with DAT_PSP_PROVIDER_FLAG.  ia->lock
+ * held. */
+struct dapl_ep *dapl_ep_create_for_psp(struct dapl_ia *ia);
+
+void dapl_ep_destroy(struct dapl_ep *ep); /* ia->lock held */
+
+/* ---- psp.c / rsp.c: service points ------------------------------------------ */
+
+struct dapl_sp {
+	struct dapl_header h;                 /* type PSP or RSP */
+	struct dapl_ia *ia;
+	struct dapl_sp *next;
+	DAT_CONN_QUAL conn_qual;
+	struct dapl_evd *evd;
+	DAT_PSP_FLAGS psp_flags;              /* PSP only */
+	struct dapl_ep *ep;                   /* RSP only */
+	struct dapl_tlisten *listener;        /* NULL once an RSP has had its request */
+};
+
+/* ---- cr.c: connection requests ---------------------------------------------- */
+
+struct dapl_cr {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_cr *next;
+	struct dapl_sp *sp;
+	struct dapl_tconn *conn;
+	DAT_CR_PARAM param;
+	struct sockaddr_storage remote_addr;
+	struct dapl_read_limits peer_limits;
+	uint8_t pdata[256];                   /* exactly the peer consumer's bytes */
+	size_t pdata_len;
+	struct dapl_ep *ep;                   /* provider-created or RSP EP, else NULL */
+};
+
+void dapl_cr_destroy(struct dapl_cr *cr); /* ia->lock held */
+
+/* ---- cm.c -------------------------------------------------------------------- */
+
+/* Starts / stops the IA's progress thread. */
+int dapl_cm_start(struct dapl_ia *ia);
+void dapl_cm_stop(struct dapl_ia *ia);
+/* Makes the progress thread look at its timers again (a deadline was set). */
+void dapl_cm_kick(struct dapl_ia *ia);
+
+/* Consumer calls that need the state machine, ia->lock held. */
+DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
+			   DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+			   DAT_COUNT pdata_size, const void *pdata);
+DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
+			  DAT_COUNT pdata_size, const void *pdata);
+DAT_RETURN dapl_cm_reject(struct dapl_cr *cr);
+DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags);
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+/* A negative errno from a transport as a DAT return code. */
+DAT_RETURN dapl_errno_to_dat(int err);
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t dapl_now_ns(void);
+
+/* The private-data maximum a consumer may pass (transport max - header). */
+DAT_COUNT dapl_ia_max_pdata(const struct dapl_ia *ia);
+
+#endif

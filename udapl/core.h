@@ -82,6 +82,7 @@ struct dapl_ia {
 	struct dapl_ep *eps;
 	struct dapl_sp *sps;                  /* PSPs and RSPs */
 	struct dapl_cr *crs;
+	struct dapl_tcq *spare_cq;            /* for EPs without a DTO EVD */
 
 	/* cm.c: the progress thread */
 	pthread_t progress;
@@ -189,7 +190,11 @@ struct dapl_ep {
 	uint8_t pdata[256];                   /* peer's accept data, for ESTABLISHED */
 	size_t pdata_len;
 	bool provider_created;                /* made for a PSP_PROVIDER_FLAG request */
+	int recv_posted, request_posted;      /* DTOs not yet completed */
 };
+
+/* DAT_INVALID_STATE with the subtype naming state. */
+DAT_RETURN dapl_ep_state_error(DAT_EP_STATE state);
 
 /* Creates ep->tep if it does not exist yet (needs a PZ and EVDs).
  * ia->lock held. */
@@ -217,6 +222,13 @@ struct dapl_sp {
 	struct dapl_ep *ep;                   /* RSP only */
 	struct dapl_tlisten *listener;        /* NULL once an RSP has had its request */
 };
+
+/* The CR EVD behind h for a PSP/RSP, or NULL; listening (ia->lock held). */
+struct dapl_evd *dapl_sp_evd(struct dapl_ia *ia, DAT_EVD_HANDLE h);
+DAT_RETURN dapl_sp_listen(struct dapl_ia *ia, DAT_HANDLE_TYPE type,
+			  DAT_CONN_QUAL *qual, struct dapl_evd *evd,
+			  struct dapl_sp **out);
+void dapl_sp_destroy(struct dapl_sp *sp);
 
 /* ---- cr.c: connection requests ---------------------------------------------- */
 
@@ -261,7 +273,51 @@ DAT_RETURN dapl_errno_to_dat(int err);
 /* CLOCK_MONOTONIC now, in ns. */
 uint64_t dapl_now_ns(void);
 
+/* One line to stderr/syslog, gated like libdat's own messages
+ * (DAT_DBG_TYPE, DAT_DBG_DEST); prefixed "libdat: ". */
+void dapl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The private-data maximum a consumer may pass (transport max - header). */
 DAT_COUNT dapl_ia_max_pdata(const struct dapl_ia *ia);
+
+/* ---- evd.c / cno.c: provider entry points ----------------------------------- */
+
+DAT_RETURN dapl_evd_create(DAT_IA_HANDLE ia, DAT_COUNT min_qlen,
+			   DAT_CNO_HANDLE cno, DAT_EVD_FLAGS flags,
+			   DAT_EVD_HANDLE *evd);
+DAT_RETURN dapl_evd_query(DAT_EVD_HANDLE evd, DAT_EVD_PARAM_MASK mask,
+			  DAT_EVD_PARAM *param);
+DAT_RETURN dapl_evd_modify_cno(DAT_EVD_HANDLE evd, DAT_CNO_HANDLE cno);
+DAT_RETURN dapl_evd_enable(DAT_EVD_HANDLE evd);
+DAT_RETURN dapl_evd_disable(DAT_EVD_HANDLE evd);
+DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout,
+			 DAT_COUNT threshold, DAT_EVENT *event,
+			 DAT_COUNT *nmore);
+DAT_RETURN dapl_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen);
+DAT_RETURN dapl_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event);
+DAT_RETURN dapl_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event);
+DAT_RETURN dapl_evd_free(DAT_EVD_HANDLE evd);
+DAT_RETURN dapl_evd_set_unwaitable(DAT_EVD_HANDLE evd);
+DAT_RETURN dapl_evd_clear_unwaitable(DAT_EVD_HANDLE evd);
+
+DAT_RETURN dapl_cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
+			   DAT_CNO_HANDLE *cno);
+DAT_RETURN dapl_cno_modify_agent(DAT_CNO_HANDLE cno,
+				 DAT_OS_WAIT_PROXY_AGENT agent);
+DAT_RETURN dapl_cno_query(DAT_CNO_HANDLE cno, DAT_CNO_PARAM_MASK mask,
+			  DAT_CNO_PARAM *param);
+DAT_RETURN dapl_cno_free(DAT_CNO_HANDLE cno);
+DAT_RETURN dapl_cno_wait(DAT_CNO_HANDLE cno, DAT_TIMEOUT timeout,
+			 DAT_EVD_HANDLE *evd);
+
+/* Between evd.c and cno.c only.  An EVD joins / leaves a CNO's users
+ * (ia->lock held; detach also evd->lock); freed = the EVD is going away,
+ * which unblocks the CNO's waiter with a NULL EVD when it was the last. */
+void dapl_cno_attach(struct dapl_cno *cno);
+void dapl_cno_detach(struct dapl_cno *cno, struct dapl_evd *evd, bool freed);
+/* dat_cno_wait's look at one EVD (ia->lock held): when evd feeds cno and
+ * may notify, arms its CQ, moves what it holds into the ring (triggering
+ * cno if that was anything) and returns the CQ's wait fd; else -1. */
+int dapl_evd_cno_arm(struct dapl_evd *evd, struct dapl_cno *cno);
 
 #endif

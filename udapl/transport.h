@@ -77,6 +77,7 @@ enum dapl_tcm_event_type {
 	DAPL_TCM_DISCONNECTED,     /* on an ep: either side ended it */
 	DAPL_TCM_CONN_ERROR,       /* on an ep: the handshake broke (peer died, protocol error) */
 	DAPL_TCM_DEVICE_FATAL,     /* on the device: it is gone (IA catastrophic) */
+	DAPL_TCM_SRQ_LIMIT,        /* on srq: fewer receives posted than its limit */
 };
 
 struct dapl_tcm_event {
@@ -88,6 +89,7 @@ struct dapl_tcm_event {
 	size_t pdata_len;                 /* may include transport padding */
 	struct sockaddr_storage peer;     /* CONNECT_REQUEST: who asks */
 	int status;                       /* negative errno detail, 0 if none */
+	struct dapl_tsrq *srq;            /* SRQ_LIMIT */
 };
 
 /* ---- work ------------------------------------------------------------------- */
@@ -169,7 +171,9 @@ struct udapl_transport_ops {
 	int (*cm_get_event)(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 
 	/* Listening.  port 0 = pick one, reported in *port.  -EADDRINUSE
-	 * when another listener has it. */
+	 * when another listener has it.  After unlisten, conns already
+	 * reported stay valid until accepted or rejected; later requests are
+	 * refused as if nobody listened and never reported. */
 	int (*listen)(struct dapl_tdev *dev, uint16_t *port,
 		      struct dapl_tlisten **l);
 	void (*unlisten)(struct dapl_tlisten *l);
@@ -212,7 +216,10 @@ struct udapl_transport_ops {
 
 	/* Endpoints.  An ep is created unconnected and may be connected,
 	 * disconnected, reset and connected again (a transport that cannot
-	 * reuse its endpoint makes a new one inside reset). */
+	 * reuse its endpoint makes a new one inside reset).  ep_destroy and
+	 * ep_reset complete what is still posted as FLUSHED before they
+	 * return (still pollable after destroy) and drop the ep's
+	 * undelivered events. */
 	int (*ep_create)(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 			 struct dapl_tcq *recv_cq, struct dapl_tsrq *srq,
 			 const struct dapl_tep_attr *attr,
@@ -233,13 +240,17 @@ struct udapl_transport_ops {
 		      uint16_t ord);
 	int (*reject)(struct dapl_tconn *conn, const void *pdata, size_t len);
 	/* Starts a disconnect; DISCONNECTED follows, and every work request
-	 * still posted completes FLUSHED. */
+	 * still posted completes FLUSHED.  Also ends an attempt still
+	 * connecting (DISCONNECTED, the one terminal event of the attempt);
+	 * -ENOTCONN, nothing reported, when there is no attempt to end. */
 	int (*disconnect)(struct dapl_tep *ep);
 	int (*ep_addrs)(struct dapl_tep *ep, struct sockaddr_storage *local,
 			struct sockaddr_storage *peer);
 
 	/* Posting.  -ENOSPC when the queue is full: the transport enforces
-	 * the depth it was created with even where its library does not. */
+	 * the depth it was created with even where its library does not.  A
+	 * request holds its place until cq_poll has handed out its
+	 * completion (an unsignalled success: until it completes). */
 	int (*post_send)(struct dapl_tep *ep, const struct dapl_tsge *sge,
 			 int nsge, uint64_t context, unsigned flags);
 	int (*post_recv)(struct dapl_tep *ep, const struct dapl_tsge *sge,
@@ -251,8 +262,11 @@ struct udapl_transport_ops {
 			      int nsge, uint64_t remote_addr, uint32_t rkey,
 			      uint64_t context, unsigned flags);
 
-	/* Shared receive queues; limit_event arms the low-watermark event
-	 * (reported on the device's async path). */
+	/* Shared receive queues; set_limit arms the low-watermark event
+	 * (SRQ_LIMIT from cm_get_event, once per arming; limit 0 disarms).
+	 * An ep on an SRQ takes no post_recv of its own.  srq_destroy
+	 * (-EBUSY while eps use it) discards what is still posted without
+	 * completions: an SRQ has no CQ of its own. */
 	int (*srq_create)(struct dapl_tpd *pd, uint32_t max_wr,
 			  uint32_t max_sge, struct dapl_tsrq **srq);
 	int (*srq_destroy)(struct dapl_tsrq *srq);

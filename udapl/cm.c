@@ -1,0 +1,581 @@
+/* The connection state machine and the progress thread.
+ *
+ * One progress thread per IA sleeps in poll() on the transport's progress
+ * fds and its own wake eventfd, reads connection events with ia->lock
+ * held, moves EPs through their states, and queues the DAT events.  It also
+ * owns connect timeouts: transports have none we can trust (libfabric tcp
+ * waits forever), so each connecting EP carries a deadline the thread's
+ * poll timeout honours.
+ *
+ * Every connect and accept carries the wire header (wire.h) that lets the
+ * two sides negotiate RDMA Read limits and report exact private-data
+ * sizes; every reject carries one too, so "the peer refused" can be told
+ * from "nobody listens". */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define CM_MAX_FDS 16
+#define CM_BUF_LEN 512
+
+static uint16_t sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+static void copy_sockaddr(struct sockaddr_storage *dst,
+			  const struct sockaddr *src)
+{
+	size_t len = src->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						: sizeof(struct sockaddr_in);
+
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst, src, len);
+}
+
+static struct dapl_ep *ep_of_tep(struct dapl_ia *ia, struct dapl_tep *tep)
+{
+	struct dapl_ep *ep;
+
+	for (ep = ia->eps; ep; ep = ep->next)
+		if (ep->tep == tep)
+			return ep;
+	return NULL;
+}
+
+static struct dapl_sp *sp_of_listener(struct dapl_ia *ia,
+				      struct dapl_tlisten *l)
+{
+	struct dapl_sp *sp;
+
+	for (sp = ia->sps; sp; sp = sp->next)
+		if (sp->listener == l)
+			return sp;
+	return NULL;
+}
+
+static void ep_own_limits(const struct dapl_ep *ep, struct dapl_read_limits *l)
+{
+	l->ird = (uint16_t)ep->param.ep_attr.max_rdma_read_in;
+	l->ord = (uint16_t)ep->param.ep_attr.max_rdma_read_out;
+}
+
+static void dev_limits(const struct dapl_ia *ia, struct dapl_read_limits *l)
+{
+	l->ird = ia->dev_attr.max_ird;
+	l->ord = ia->dev_attr.max_ord;
+}
+
+/* Ends an EP's connection attempt or connection with event num on its
+ * connect EVD.  ia->lock held. */
+static void ep_fail(struct dapl_ep *ep, DAT_EVENT_NUMBER num, bool drop)
+{
+	if (drop)
+		dapl_ep_drop_tep(ep);
+	ep->deadline_ns = 0;
+	ep->param.ep_state = DAT_EP_STATE_DISCONNECTED;
+	if (ep->connect_evd)
+		dapl_evd_post_connection(ep->connect_evd, num, ep, 0, NULL);
+}
+
+/* Fills in the addresses and ports the transport knows once connected. */
+static void ep_learn_addrs(struct dapl_ep *ep)
+{
+	struct sockaddr_storage local, peer;
+
+	if (ep->ia->ops->ep_addrs(ep->tep, &local, &peer) == 0) {
+		ep->local_addr = local;
+		ep->param.local_port_qual = sockaddr_port(&local);
+		if (!ep->connected_actively) {
+			ep->remote_addr = peer;
+			ep->param.remote_port_qual = sockaddr_port(&peer);
+		}
+	}
+}
+
+/* A provider reject carrying reason; conn is consumed. */
+static void provider_reject(struct dapl_ia *ia, struct dapl_tconn *conn,
+			    unsigned reason)
+{
+	uint8_t buf[DAPL_WIRE_HDR_LEN + 1];
+	size_t len = dapl_wire_encode_reject(buf, sizeof(buf), reason);
+
+	ia->ops->reject(conn, buf, len);
+}
+
+static void on_connect_request(struct dapl_ia *ia,
+			       const struct dapl_tcm_event *ev)
+{
+	struct dapl_sp *sp = sp_of_listener(ia, ev->listener);
+	struct dapl_wire_hdr hdr;
+	const void *consumer;
+	size_t consumer_len;
+	enum dapl_wire_status st;
+	struct dapl_cr *cr;
+	struct dapl_ep *ep = NULL;
+
+	if (!sp) {
+		provider_reject(ia, ev->conn, DAPL_WIRE_REJECT_NO_LISTENER);
+		return;
+	}
+	st = dapl_wire_decode(ev->pdata, ev->pdata_len, &hdr, &consumer,
+			      &consumer_len);
+	if (st != DAPL_WIRE_OK && st != DAPL_WIRE_LEGACY) {
+		dapl_log("%s: refused a connection request on %llu: %s",
+			 ia->prov->info.ia_name,
+			 (unsigned long long)sp->conn_qual,
+			 dapl_wire_status_str(st));
+		provider_reject(ia, ev->conn, st == DAPL_WIRE_BAD_VERSION ?
+				DAPL_WIRE_REJECT_BAD_VERSION :
+				DAPL_WIRE_REJECT_BAD_HEADER);
+		return;
+	}
+	if (consumer_len > sizeof(cr->pdata))
+		consumer_len = sizeof(cr->pdata);
+
+	if (sp->h.type == DAT_HANDLE_TYPE_RSP) {
+		ep = sp->ep;
+		if (!ep || ep->param.ep_state != DAT_EP_STATE_RESERVED) {
+			provider_reject(ia, ev->conn, DAPL_WIRE_REJECT_NO_LISTENER);
+			return;
+		}
+	}
+	cr = dapl_handle_alloc(&ia->prov->table, DAT_HANDLE_TYPE_CR,
+			       sizeof(*cr), ia);
+	if (!cr) {
+		provider_reject(ia, ev->conn, DAPL_WIRE_REJECT_NO_RESOURCES);
+		return;
+	}
+	if (sp->h.type == DAT_HANDLE_TYPE_PSP &&
+	    (sp->psp_flags & DAT_PSP_PROVIDER_FLAG)) {
+		ep = dapl_ep_create_for_psp(ia);
+		if (!ep) {
+			dapl_handle_free(cr);
+			provider_reject(ia, ev->conn, DAPL_WIRE_REJECT_NO_RESOURCES);
+			return;
+		}
+	}
+	cr->ia = ia;
+	cr->sp = sp;
+	cr->conn = ev->conn;
+	cr->remote_addr = ev->peer;
+	cr->peer_limits = hdr.limits;
+	memcpy(cr->pdata, consumer, consumer_len);
+	cr->pdata_len = consumer_len;
+	cr->param.remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&cr->remote_addr;
+	cr->param.remote_port_qual = sockaddr_port(&cr->remote_addr);
+	cr->param.private_data_size = (DAT_COUNT)consumer_len;
+	cr->param.private_data = cr->pdata;
+	cr->ep = ep;
+	cr->param.local_ep_handle = ep;
+	if (ep) {
+		ep->cr = cr;
+		if (sp->h.type == DAT_HANDLE_TYPE_RSP) {
+			ep->param.ep_state = DAT_EP_STATE_PASSIVE_CONNECTION_PENDING;
+			/* One request per RSP: later ones find no listener. */
+			ia->ops->unlisten(sp->listener);
+			sp->listener = NULL;
+		}
+	}
+	cr->next = ia->crs;
+	ia->crs = cr;
+	if (dapl_evd_post_cr(sp->evd, sp, cr) != DAT_SUCCESS) {
+		/* The consumer cannot hear of it; refuse rather than leave the
+		 * peer waiting. */
+		dapl_cr_destroy(cr);
+	}
+}
+
+static void on_established(struct dapl_ia *ia, struct dapl_ep *ep,
+			   const struct dapl_tcm_event *ev)
+{
+	struct dapl_read_limits own, dev;
+	struct dapl_wire_hdr hdr;
+	const void *consumer;
+	size_t consumer_len;
+	enum dapl_wire_status st;
+
+	switch (ep->param.ep_state) {
+	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+		st = dapl_wire_decode(ev->pdata, ev->pdata_len, &hdr, &consumer,
+				      &consumer_len);
+		if (st != DAPL_WIRE_OK && st != DAPL_WIRE_LEGACY) {
+			dapl_log("%s: the peer's accept is unusable (%s); connection dropped",
+				 ia->prov->info.ia_name, dapl_wire_status_str(st));
+			ia->ops->disconnect(ep->tep);
+			ep_fail(ep, DAT_CONNECTION_EVENT_BROKEN, true);
+			return;
+		}
+		ep_own_limits(ep, &own);
+		dev_limits(ia, &dev);
+		dapl_read_limits_negotiate(&own, &hdr.limits, &dev,
+					   &ep->negotiated);
+		if (consumer_len > sizeof(ep->pdata))
+			consumer_len = sizeof(ep->pdata);
+		memcpy(ep->pdata, consumer, consumer_len);
+		ep->pdata_len = consumer_len;
+		ep->deadline_ns = 0;
+		ep->param.ep_state = DAT_EP_STATE_CONNECTED;
+		ep_learn_addrs(ep);
+		dapl_evd_post_connection(ep->connect_evd,
+					 DAT_CONNECTION_EVENT_ESTABLISHED, ep,
+					 (DAT_COUNT)ep->pdata_len,
+					 ep->pdata_len ? ep->pdata : NULL);
+		break;
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		ep->param.ep_state = DAT_EP_STATE_CONNECTED;
+		ep_learn_addrs(ep);
+		dapl_evd_post_connection(ep->connect_evd,
+					 DAT_CONNECTION_EVENT_ESTABLISHED, ep,
+					 0, NULL);
+		break;
+	default:
+		break;  /* cancelled meanwhile */
+	}
+}
+
+static void on_rejected(struct dapl_ia *ia, struct dapl_ep *ep,
+			const struct dapl_tcm_event *ev)
+{
+	struct dapl_wire_hdr hdr;
+	const void *consumer;
+	size_t consumer_len;
+	enum dapl_wire_status st;
+	DAT_EVENT_NUMBER num = DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
+
+	if (ep->param.ep_state != DAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+		return;
+	if (ev->pdata_len > 0) {
+		st = dapl_wire_decode(ev->pdata, ev->pdata_len, &hdr, &consumer,
+				      &consumer_len);
+		if (st == DAPL_WIRE_OK &&
+		    (hdr.flags & DAPL_WIRE_F_PROVIDER_REJECT)) {
+			dapl_log("%s: the peer's provider refused the connection: %s",
+				 ia->prov->info.ia_name,
+				 dapl_wire_reject_str(consumer_len ?
+					*(const uint8_t *)consumer : 0));
+		} else if (st == DAPL_WIRE_OK || st == DAPL_WIRE_LEGACY) {
+			num = DAT_CONNECTION_EVENT_PEER_REJECTED;
+		}
+	}
+	ep_fail(ep, num, false);
+}
+
+static void on_disconnected(struct dapl_ep *ep)
+{
+	switch (ep->param.ep_state) {
+	case DAT_EP_STATE_CONNECTED:
+	case DAT_EP_STATE_DISCONNECT_PENDING:
+		ep_fail(ep, DAT_CONNECTION_EVENT_DISCONNECTED, false);
+		break;
+	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		ep_fail(ep, DAT_CONNECTION_EVENT_BROKEN, false);
+		break;
+	default:
+		break;  /* already reported */
+	}
+}
+
+static void on_conn_error(struct dapl_ep *ep)
+{
+	switch (ep->param.ep_state) {
+	case DAT_EP_STATE_CONNECTED:
+	case DAT_EP_STATE_DISCONNECT_PENDING:
+	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		ep_fail(ep, DAT_CONNECTION_EVENT_BROKEN, false);
+		break;
+	default:
+		break;
+	}
+}
+
+static void handle_event(struct dapl_ia *ia, const struct dapl_tcm_event *ev)
+{
+	struct dapl_ep *ep;
+
+	if (ev->type == DAPL_TCM_CONNECT_REQUEST) {
+		on_connect_request(ia, ev);
+		return;
+	}
+	if (ev->type == DAPL_TCM_DEVICE_FATAL) {
+		dapl_log("%s: the device failed", ia->prov->info.ia_name);
+		dapl_evd_post_async(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia);
+		return;
+	}
+	ep = ep_of_tep(ia, ev->ep);
+	if (!ep)
+		return;  /* its EP went away */
+	switch (ev->type) {
+	case DAPL_TCM_ESTABLISHED:
+		on_established(ia, ep, ev);
+		break;
+	case DAPL_TCM_REJECTED:
+		on_rejected(ia, ep, ev);
+		break;
+	case DAPL_TCM_UNREACHABLE:
+		if (ep->param.ep_state == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+			ep_fail(ep, DAT_CONNECTION_EVENT_UNREACHABLE, false);
+		break;
+	case DAPL_TCM_DISCONNECTED:
+		on_disconnected(ep);
+		break;
+	case DAPL_TCM_CONN_ERROR:
+		on_conn_error(ep);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Fires expired connect timeouts; returns the poll timeout in ms until
+ * the next one (-1 for none).  ia->lock held. */
+static int run_timers(struct dapl_ia *ia)
+{
+	uint64_t now = dapl_now_ns(), next = 0;
+	struct dapl_ep *ep;
+
+	for (ep = ia->eps; ep; ep = ep->next) {
+		if (!ep->deadline_ns)
+			continue;
+		if (ep->deadline_ns <= now) {
+			if (ep->param.ep_state ==
+			    DAT_EP_STATE_ACTIVE_CONNECTION_PENDING)
+				ep_fail(ep, DAT_CONNECTION_EVENT_TIMED_OUT, true);
+			ep->deadline_ns = 0;
+		} else if (!next || ep->deadline_ns < next) {
+			next = ep->deadline_ns;
+		}
+	}
+	if (!next)
+		return -1;
+	/* Round up so we never wake a little early and spin. */
+	return (int)((next - now + 999999) / 1000000);
+}
+
+static void *progress_main(void *arg)
+{
+	struct dapl_ia *ia = arg;
+	struct pollfd pfd[CM_MAX_FDS + 1];
+	struct dapl_tcm_event ev;
+	int fds[CM_MAX_FDS];
+	int n, i, timeout_ms;
+	uint64_t drain;
+
+	for (;;) {
+		pthread_mutex_lock(&ia->lock);
+		if (ia->stopping) {
+			pthread_mutex_unlock(&ia->lock);
+			break;
+		}
+		while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+			handle_event(ia, &ev);
+		timeout_ms = run_timers(ia);
+		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
+		pthread_mutex_unlock(&ia->lock);
+
+		pfd[0].fd = ia->wake_fd;
+		pfd[0].events = POLLIN;
+		for (i = 0; i < n && i < CM_MAX_FDS; i++) {
+			pfd[i + 1].fd = fds[i];
+			pfd[i + 1].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)(i + 1), timeout_ms) > 0 &&
+		    (pfd[0].revents & POLLIN)) {
+			if (read(ia->wake_fd, &drain, sizeof(drain)) < 0)
+				drain = 0;
+		}
+	}
+	return NULL;
+}
+
+int dapl_cm_start(struct dapl_ia *ia)
+{
+	int err;
+
+	ia->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ia->wake_fd < 0)
+		return -errno;
+	err = pthread_create(&ia->progress, NULL, progress_main, ia);
+	if (err) {
+		close(ia->wake_fd);
+		ia->wake_fd = -1;
+		return -err;
+	}
+	ia->progress_running = true;
+	return 0;
+}
+
+void dapl_cm_kick(struct dapl_ia *ia)
+{
+	uint64_t one = 1;
+
+	if (ia->wake_fd >= 0 && write(ia->wake_fd, &one, sizeof(one)) < 0)
+		return;  /* the counter is saturated: it is readable anyway */
+}
+
+void dapl_cm_stop(struct dapl_ia *ia)
+{
+	if (!ia->progress_running)
+		return;
+	pthread_mutex_lock(&ia->lock);
+	ia->stopping = true;
+	pthread_mutex_unlock(&ia->lock);
+	dapl_cm_kick(ia);
+	pthread_join(ia->progress, NULL);
+	ia->progress_running = false;
+	close(ia->wake_fd);
+	ia->wake_fd = -1;
+}
+
+/* ---- consumer calls (ia->lock held, arguments checked) ---------------------- */
+
+DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
+			   DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
+			   DAT_COUNT size, const void *pdata)
+{
+	struct dapl_ia *ia = ep->ia;
+	uint8_t buf[CM_BUF_LEN];
+	struct dapl_read_limits own;
+	size_t len;
+	DAT_RETURN rc;
+	int err;
+
+	rc = dapl_ep_ensure_tep(ep);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	ep_own_limits(ep, &own);
+	len = dapl_wire_encode(buf, sizeof(buf), 0, &own, pdata, (size_t)size);
+	if (!len || len > ia->dev_attr.max_pdata_connect)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+
+	copy_sockaddr(&ep->remote_addr, addr);
+	ep->param.remote_port_qual = qual;
+	ep->connected_actively = true;
+	ep->pdata_len = 0;
+	ep->param.ep_state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	err = ia->ops->connect(ep->tep, addr, (uint16_t)qual, buf, len,
+			       own.ird, own.ord);
+	switch (err) {
+	case 0:
+		break;
+	case -ECONNREFUSED:
+		ep_fail(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED, true);
+		return DAT_SUCCESS;
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
+	case -EADDRNOTAVAIL:
+	case -ENETDOWN:
+	case -ETIMEDOUT:
+		ep_fail(ep, DAT_CONNECTION_EVENT_UNREACHABLE, true);
+		return DAT_SUCCESS;
+	default:
+		/* Nothing was sent: the EP is as it was. */
+		dapl_ep_drop_tep(ep);
+		ep->param.ep_state = DAT_EP_STATE_UNCONNECTED;
+		ep->connected_actively = false;
+		return dapl_errno_to_dat(err);
+	}
+	if (timeout != DAT_TIMEOUT_INFINITE) {
+		ep->deadline_ns = dapl_now_ns() + (uint64_t)timeout * 1000u;
+		dapl_cm_kick(ia);
+	}
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
+			  DAT_COUNT size, const void *pdata)
+{
+	struct dapl_ia *ia = cr->ia;
+	struct dapl_read_limits own, dev;
+	uint8_t buf[CM_BUF_LEN];
+	size_t len;
+	DAT_RETURN rc;
+	int err;
+
+	rc = dapl_ep_ensure_tep(ep);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	ep_own_limits(ep, &own);
+	dev_limits(ia, &dev);
+	dapl_read_limits_negotiate(&own, &cr->peer_limits, &dev,
+				   &ep->negotiated);
+	len = dapl_wire_encode(buf, sizeof(buf), 0, &ep->negotiated, pdata,
+			       (size_t)size);
+	if (!len || len > ia->dev_attr.max_pdata_accept)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+
+	err = ia->ops->accept(cr->conn, ep->tep, buf, len, ep->negotiated.ird,
+			      ep->negotiated.ord);
+	cr->conn = NULL;  /* consumed either way */
+	ep->remote_addr = cr->remote_addr;
+	ep->param.remote_port_qual = cr->param.remote_port_qual;
+	ep->connected_actively = false;
+	ep->pdata_len = 0;
+	if (ep->cr == cr)
+		ep->cr = NULL;
+	cr->ep = NULL;
+	dapl_cr_destroy(cr);
+	if (err) {
+		dapl_ep_drop_tep(ep);
+		ep->param.ep_state = DAT_EP_STATE_DISCONNECTED;
+		return dapl_errno_to_dat(err);
+	}
+	ep->param.ep_state = DAT_EP_STATE_COMPLETION_PENDING;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_cm_reject(struct dapl_cr *cr)
+{
+	struct dapl_ia *ia = cr->ia;
+	uint8_t buf[DAPL_WIRE_HDR_LEN];
+	size_t len;
+
+	/* A consumer reject still carries our header: its presence is what
+	 * tells the peer "your peer refused" from "nobody listens". */
+	len = dapl_wire_encode(buf, sizeof(buf), 0, NULL, NULL, 0);
+	ia->ops->reject(cr->conn, buf, len);
+	cr->conn = NULL;
+	dapl_cr_destroy(cr);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags)
+{
+	struct dapl_ia *ia = ep->ia;
+
+	switch (ep->param.ep_state) {
+	case DAT_EP_STATE_CONNECTED:
+		ia->ops->disconnect(ep->tep);
+		if (flags == DAT_CLOSE_ABRUPT_FLAG)
+			ep_fail(ep, DAT_CONNECTION_EVENT_DISCONNECTED, false);
+		else
+			ep->param.ep_state = DAT_EP_STATE_DISCONNECT_PENDING;
+		return DAT_SUCCESS;
+	case DAT_EP_STATE_DISCONNECT_PENDING:
+		if (flags == DAT_CLOSE_ABRUPT_FLAG)
+			ep_fail(ep, DAT_CONNECTION_EVENT_DISCONNECTED, false);
+		return DAT_SUCCESS;
+	case DAT_EP_STATE_ACTIVE_CONNECTION_PENDING:
+	case DAT_EP_STATE_COMPLETION_PENDING:
+		ep_fail(ep, DAT_CONNECTION_EVENT_DISCONNECTED, true);
+		return DAT_SUCCESS;
+	case DAT_EP_STATE_DISCONNECTED:
+		return DAT_SUCCESS;
+	default:
+		return dapl_ep_state_error(ep->param.ep_state);
+	}
+}

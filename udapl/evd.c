@@ -1,0 +1,717 @@
+/* Event dispatchers: the dat_evd_* entry points and the core's posting of
+ * events (see core.h for the objects and the lock order).
+ *
+ * An EVD is a ring of qlen DAT_EVENTs that the core fills (connection
+ * events, connection requests, asynchronous errors, software events) plus,
+ * for DTO / RMR-bind EVDs, a transport CQ that dequeue and wait poll
+ * directly.  Completions are moved from the CQ into the ring only as far
+ * as the ring has room, so they never overflow it: what does not fit stays
+ * in the CQ.
+ *
+ * Waking: dapl_evd_post writes the EVD's eventfd only while a thread is in
+ * dat_evd_wait (waiting, under evd->lock); that thread sleeps in ppoll() on
+ * the eventfd and on the CQ's wait fd, armed by the transport's protocol
+ * (ack what the fd still holds, arm, poll once more, then sleep).
+ *
+ * Teardown with a sleeper: freeing an EVD (dat_evd_free, abrupt IA close)
+ * while a thread sleeps in dat_evd_wait marks the handle dead, destroys
+ * the CQ and wakes the sleeper, which returns DAT_ABORT and gives the
+ * memory back itself ("the last one out frees"), so the thread that frees
+ * never waits for it and never holds ia->lock across a sleep. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1      /* ppoll */
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define EVD_FLAGS_ALL (DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | \
+		       DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG | \
+		       DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG)
+#define EVD_CQ_FLAGS (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG)
+#define EVD_POLL_BATCH 16
+
+#define ERR_ARG(n) DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG##n)
+#define ERR_HANDLE1 DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1)
+#define ERR_STATE(s) DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_##s)
+
+static struct dapl_evd *evd_get(DAT_EVD_HANDLE h)
+{
+	return (struct dapl_evd *)dapl_handle_get(h, DAT_HANDLE_TYPE_EVD);
+}
+
+/* The EVD was torn down while we slept (evd->lock held). */
+static bool evd_dead(const struct dapl_evd *evd)
+{
+	return evd->h.magic != dapl_magic(DAT_HANDLE_TYPE_EVD);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void fd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	/* Fails only when the counter is at its maximum: still readable. */
+	if (write(fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void fd_drain(int fd)
+{
+	uint64_t v;
+
+	/* Non-blocking: EAGAIN when already drained, which is fine. */
+	if (read(fd, &v, sizeof(v)) < 0)
+		return;
+}
+
+/* ---- the ring (evd->lock held) ------------------------------------------- */
+
+static void ring_push(struct dapl_evd *evd, const DAT_EVENT *ev)
+{
+	DAT_EVENT *slot = &evd->ring[(evd->head + evd->count) % evd->qlen];
+
+	*slot = *ev;
+	slot->evd_handle = (DAT_EVD_HANDLE)evd;
+	evd->count++;
+}
+
+static void ring_pop(struct dapl_evd *evd, DAT_EVENT *ev)
+{
+	*ev = evd->ring[evd->head];
+	evd->head = (evd->head + 1) % evd->qlen;
+	evd->count--;
+	evd->overflowed = false;   /* the consumer dequeues again */
+}
+
+/* Moves completions from the CQ into the ring while it has room; returns
+ * how many events that added.  evd->lock held. */
+static int evd_fill(struct dapl_evd *evd)
+{
+	struct dapl_twc wc[EVD_POLL_BATCH];
+	DAT_EVENT ev;
+	int added = 0, room, n, i;
+
+	if (!evd->cq)
+		return 0;
+	while ((room = evd->qlen - evd->count) > 0) {
+		if (room > EVD_POLL_BATCH)
+			room = EVD_POLL_BATCH;
+		/* A transport error reads as empty; it shows up again on the
+		 * next poll and on the EP's connection. */
+		n = evd->ia->ops->cq_poll(evd->cq, wc, room);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++) {
+			memset(&ev, 0, sizeof(ev));
+			if (dapl_dto_wc_to_event(evd, &wc[i], &ev)) {
+				ring_push(evd, &ev);
+				added++;
+			}
+		}
+		if (n < room)
+			break;
+	}
+	return added;
+}
+
+/* First half of the transport's no-lost-wakeup protocol: ack a
+ * notification the wait fd still holds, then arm.  The caller polls once
+ * more before it sleeps.  evd->lock held, evd->cq set. */
+static void evd_arm(struct dapl_evd *evd)
+{
+	const struct udapl_transport_ops *ops = evd->ia->ops;
+	struct pollfd p = { .fd = ops->cq_wait_fd(evd->cq), .events = POLLIN };
+
+	if (poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
+		ops->cq_ack(evd->cq);
+	ops->cq_arm(evd->cq, 0);
+}
+
+/* ---- posting ------------------------------------------------------------- */
+
+static DAT_RETURN evd_enqueue(struct dapl_evd *evd, const DAT_EVENT *ev,
+			      bool report_overflow)
+{
+	struct dapl_evd *async;
+	DAT_EVENT ov;
+	bool report;
+
+	pthread_mutex_lock(&evd->lock);
+	if (evd->count >= evd->qlen) {
+		/* ia->async_evd changes only under ia->lock, which our caller
+		 * may hold, so it is read without it. */
+		async = evd->ia->async_evd;
+		report = report_overflow && !evd->overflowed && async &&
+			 async != evd;
+		evd->overflowed = true;
+		pthread_mutex_unlock(&evd->lock);
+		if (report) {
+			dapl_log("EVD %p overflowed (queue length %d): "
+				 "event 0x%x dropped", (void *)evd,
+				 (int)evd->qlen, (unsigned)ev->event_number);
+			memset(&ov, 0, sizeof(ov));
+			ov.event_number = DAT_ASYNC_ERROR_EVD_OVERFLOW;
+			ov.event_data.asynch_error_event_data.dat_handle =
+				(DAT_HANDLE)evd;
+			ov.event_data.asynch_error_event_data.reason =
+				DAT_EVD_OVERFLOW_ERROR;
+			evd_enqueue(async, &ov, false);
+		}
+		return DAT_ERROR(DAT_QUEUE_FULL, DAT_NO_SUBTYPE);
+	}
+	ring_push(evd, ev);
+	if (evd->waiting)
+		fd_signal(evd->event_fd);
+	else if (evd->enabled && evd->cno)
+		dapl_cno_trigger(evd->cno, evd);
+	pthread_mutex_unlock(&evd->lock);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_evd_post(struct dapl_evd *evd, const DAT_EVENT *ev)
+{
+	return evd_enqueue(evd, ev, true);
+}
+
+DAT_RETURN dapl_evd_post_connection(struct dapl_evd *evd,
+				    DAT_EVENT_NUMBER num,
+				    struct dapl_ep *ep, DAT_COUNT pdata_size,
+				    DAT_PVOID pdata)
+{
+	DAT_EVENT ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event_number = num;
+	ev.event_data.connect_event_data.ep_handle = (DAT_EP_HANDLE)ep;
+	ev.event_data.connect_event_data.private_data_size = pdata_size;
+	ev.event_data.connect_event_data.private_data = pdata;
+	return dapl_evd_post(evd, &ev);
+}
+
+DAT_RETURN dapl_evd_post_cr(struct dapl_evd *evd, struct dapl_sp *sp,
+			    struct dapl_cr *cr)
+{
+	DAT_CR_ARRIVAL_EVENT_DATA *d;
+	DAT_EVENT ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event_number = DAT_CONNECTION_REQUEST_EVENT;
+	d = &ev.event_data.cr_arrival_event_data;
+	d->sp_handle.psp_handle = (DAT_HANDLE)sp;  /* same member for an RSP */
+	d->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&sp->ia->local_addr;
+	d->conn_qual = sp->conn_qual;
+	d->cr_handle = (DAT_CR_HANDLE)cr;
+	return dapl_evd_post(evd, &ev);
+}
+
+/* The reason code the DAT headers define for each asynchronous event. */
+static DAT_COUNT async_reason(DAT_EVENT_NUMBER num)
+{
+	switch (num) {
+	case DAT_ASYNC_ERROR_EVD_OVERFLOW:
+		return DAT_EVD_OVERFLOW_ERROR;
+	case DAT_ASYNC_ERROR_IA_CATASTROPHIC:
+		return DAT_IA_CATASTROPHIC_ERROR;
+	case DAT_ASYNC_ERROR_TIMED_OUT:
+		return DAT_EP_TRANSFER_TO_ERROR;
+	case DAT_ASYNC_ERROR_EP_BROKEN:
+		return DAT_EP_OTHER_ERROR;
+	default:
+		return DAT_IA_OTHER_ERROR;
+	}
+}
+
+DAT_RETURN dapl_evd_post_async(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
+			       DAT_HANDLE about)
+{
+	struct dapl_evd *evd = ia->async_evd;
+	DAT_EVENT ev;
+
+	if (!evd)
+		return ERR_STATE(ASYNC);
+	memset(&ev, 0, sizeof(ev));
+	ev.event_number = num;
+	ev.event_data.asynch_error_event_data.dat_handle = about;
+	ev.event_data.asynch_error_event_data.reason = async_reason(num);
+	/* The async EVD has nowhere to report its own overflow. */
+	return evd_enqueue(evd, &ev, false);
+}
+
+/* ---- create / free ------------------------------------------------------- */
+
+/* Gives back what an EVD holds once nobody can reach it. */
+static void evd_release(struct dapl_evd *evd)
+{
+	free(evd->ring);
+	if (evd->event_fd >= 0)
+		close(evd->event_fd);
+	pthread_mutex_destroy(&evd->lock);
+	dapl_handle_free(evd);
+}
+
+/* Takes evd off its IA and its CNO and destroys its CQ.  ia->lock and
+ * evd->lock held.  True when a thread sleeps in dat_evd_wait on it: that
+ * thread has been woken and releases the EVD itself. */
+static bool evd_teardown(struct dapl_evd *evd)
+{
+	struct dapl_ia *ia = evd->ia;
+	struct dapl_evd **pp;
+
+	for (pp = &ia->evds; *pp; pp = &(*pp)->next) {
+		if (*pp == evd) {
+			*pp = evd->next;
+			break;
+		}
+	}
+	evd->next = NULL;
+	if (ia->async_evd == evd)
+		ia->async_evd = NULL;
+	if (evd->cno) {
+		dapl_cno_detach(evd->cno, evd, true);
+		evd->cno = NULL;
+	}
+	if (evd->cq) {
+		ia->ops->cq_destroy(evd->cq);
+		evd->cq = NULL;
+	}
+	if (!evd->waiting)
+		return false;
+	/* Stale from now on; the memory stays until the sleeper leaves. */
+	evd->h.magic = DAPL_MAGIC_DEAD;
+	fd_signal(evd->event_fd);
+	return true;
+}
+
+DAT_RETURN dapl_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT min_qlen,
+			   DAT_CNO_HANDLE cno_handle, DAT_EVD_FLAGS flags,
+			   DAT_EVD_HANDLE *evd_handle)
+{
+	struct dapl_ia *ia = dapl_ia_get(ia_handle);
+	struct dapl_cno *cno = NULL;
+	struct dapl_evd *evd;
+	DAT_RETURN ret;
+	int err;
+
+	if (!ia)
+		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	if (min_qlen <= 0 || (ia->dev_attr.max_cqe &&
+			      (uint32_t)min_qlen > ia->dev_attr.max_cqe))
+		return ERR_ARG(2);
+	if (cno_handle != DAT_HANDLE_NULL) {
+		cno = (struct dapl_cno *)dapl_handle_get(cno_handle,
+							 DAT_HANDLE_TYPE_CNO);
+		/* A CNO gathers EVDs of one IA (dat_cno_wait(3)). */
+		if (!cno || cno->ia != ia)
+			return DAT_ERROR(DAT_INVALID_HANDLE,
+					 DAT_INVALID_HANDLE_CNO);
+	}
+	if (!flags || (flags & ~EVD_FLAGS_ALL))
+		return ERR_ARG(4);
+	if (!evd_handle)
+		return ERR_ARG(5);
+
+	evd = dapl_handle_alloc(&ia->prov->table, DAT_HANDLE_TYPE_EVD,
+				sizeof(*evd), ia);
+	if (!evd)
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
+				 DAT_RESOURCE_MEMORY);
+	evd->ia = ia;
+	evd->flags = flags;
+	evd->qlen = min_qlen;
+	evd->enabled = true;
+	evd->waitable = true;
+	pthread_mutex_init(&evd->lock, NULL);
+	evd->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	evd->ring = calloc((size_t)evd->qlen, sizeof(DAT_EVENT));
+	if (evd->event_fd < 0 || !evd->ring) {
+		ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
+				DAT_RESOURCE_MEMORY);
+		goto fail;
+	}
+	if (flags & EVD_CQ_FLAGS) {
+		err = ia->ops->cq_create(ia->dev, (uint32_t)evd->qlen,
+					 &evd->cq);
+		if (err) {
+			evd->cq = NULL;
+			ret = dapl_errno_to_dat(err);
+			goto fail;
+		}
+	}
+
+	pthread_mutex_lock(&ia->lock);
+	if (cno && !dapl_handle_get(cno, DAT_HANDLE_TYPE_CNO)) {
+		/* freed by another thread meanwhile */
+		pthread_mutex_unlock(&ia->lock);
+		ret = DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
+		goto fail;
+	}
+	if (cno) {
+		dapl_cno_attach(cno);
+		evd->cno = cno;
+	}
+	evd->next = ia->evds;
+	ia->evds = evd;
+	pthread_mutex_unlock(&ia->lock);
+	*evd_handle = (DAT_EVD_HANDLE)evd;
+	return DAT_SUCCESS;
+
+fail:
+	if (evd->cq)
+		ia->ops->cq_destroy(evd->cq);
+	evd_release(evd);
+	return ret;
+}
+
+DAT_RETURN dapl_evd_free(DAT_EVD_HANDLE evd_handle)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+	struct dapl_ia *ia;
+	DAT_RETURN ret = DAT_SUCCESS;
+	bool sleeper = false;
+
+	if (!evd)
+		return ERR_HANDLE1;
+	ia = evd->ia;
+	pthread_mutex_lock(&ia->lock);
+	pthread_mutex_lock(&evd->lock);
+	if (evd_dead(evd))
+		ret = ERR_HANDLE1;           /* another thread freed it */
+	else if (evd->users > 0)
+		ret = ERR_STATE(IN_USE);     /* EPs, PSPs or RSPs use it */
+	else if (ia->async_evd == evd)
+		ret = ERR_STATE(ASYNC);      /* dat_ia_close frees it */
+	else
+		sleeper = evd_teardown(evd); /* a waiter gets DAT_ABORT */
+	pthread_mutex_unlock(&evd->lock);
+	pthread_mutex_unlock(&ia->lock);
+	if (ret == DAT_SUCCESS && !sleeper)
+		evd_release(evd);
+	return ret;
+}
+
+void dapl_evd_destroy(struct dapl_evd *evd)
+{
+	bool sleeper;
+
+	pthread_mutex_lock(&evd->lock);
+	sleeper = evd_teardown(evd);
+	pthread_mutex_unlock(&evd->lock);
+	if (!sleeper)
+		evd_release(evd);
+}
+
+/* ---- parameters and state ------------------------------------------------ */
+
+DAT_RETURN dapl_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK mask,
+			  DAT_EVD_PARAM *param)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+
+	if (!evd)
+		return ERR_HANDLE1;
+	if (mask & ~DAT_EVD_FIELD_ALL)
+		return ERR_ARG(2);
+	if (!param)
+		return ERR_ARG(3);
+	pthread_mutex_lock(&evd->lock);
+	if (mask & DAT_EVD_FIELD_IA_HANDLE)
+		param->ia_handle = (DAT_IA_HANDLE)evd->ia;
+	if (mask & DAT_EVD_FIELD_EVD_QLEN)
+		param->evd_qlen = evd->qlen;
+	if (mask & DAT_EVD_FIELD_EVD_STATE)
+		param->evd_state = (DAT_EVD_STATE)
+			((evd->enabled ? DAT_EVD_STATE_ENABLED :
+					 DAT_EVD_STATE_DISABLED) |
+			 (evd->waitable ? DAT_EVD_STATE_WAITABLE :
+					  DAT_EVD_STATE_UNWAITABLE));
+	if (mask & DAT_EVD_FIELD_CNO)
+		param->cno_handle = (DAT_CNO_HANDLE)evd->cno;
+	if (mask & DAT_EVD_FIELD_EVD_FLAGS)
+		param->evd_flags = evd->flags;
+	pthread_mutex_unlock(&evd->lock);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
+			       DAT_CNO_HANDLE cno_handle)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+	struct dapl_cno *cno = NULL, *old;
+	struct dapl_ia *ia;
+
+	if (!evd)
+		return ERR_HANDLE1;
+	ia = evd->ia;
+	/* Under ia->lock, like every attach and detach, so that a CNO's
+	 * users count is stable while dat_cno_wait looks at its EVDs. */
+	pthread_mutex_lock(&ia->lock);
+	if (cno_handle != DAT_HANDLE_NULL) {
+		cno = (struct dapl_cno *)dapl_handle_get(cno_handle,
+							 DAT_HANDLE_TYPE_CNO);
+		if (!cno || cno->ia != ia) {
+			pthread_mutex_unlock(&ia->lock);
+			return DAT_ERROR(DAT_INVALID_HANDLE,
+					 DAT_INVALID_HANDLE_CNO);
+		}
+	}
+	pthread_mutex_lock(&evd->lock);
+	old = evd->cno;
+	if (old != cno) {
+		if (cno)
+			dapl_cno_attach(cno);
+		evd->cno = cno;
+		if (old)
+			dapl_cno_detach(old, evd, false);
+	}
+	pthread_mutex_unlock(&evd->lock);
+	pthread_mutex_unlock(&ia->lock);
+	return DAT_SUCCESS;
+}
+
+static DAT_RETURN evd_set_flag(DAT_EVD_HANDLE evd_handle, bool waitable,
+			       bool value)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+
+	if (!evd)
+		return ERR_HANDLE1;
+	pthread_mutex_lock(&evd->lock);
+	if (waitable) {
+		evd->waitable = value;
+		if (!value && evd->waiting)
+			fd_signal(evd->event_fd); /* -> INVALID_STATE */
+	} else {
+		evd->enabled = value;
+	}
+	pthread_mutex_unlock(&evd->lock);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_evd_enable(DAT_EVD_HANDLE evd_handle)
+{
+	return evd_set_flag(evd_handle, false, true);
+}
+
+DAT_RETURN dapl_evd_disable(DAT_EVD_HANDLE evd_handle)
+{
+	return evd_set_flag(evd_handle, false, false);
+}
+
+DAT_RETURN dapl_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+	return evd_set_flag(evd_handle, true, false);
+}
+
+DAT_RETURN dapl_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
+{
+	return evd_set_flag(evd_handle, true, true);
+}
+
+DAT_RETURN dapl_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+	DAT_EVENT *ring, *old;
+	DAT_COUNT i;
+
+	if (!evd)
+		return ERR_HANDLE1;
+	if (qlen <= 0 || (evd->ia->dev_attr.max_cqe &&
+			  (uint32_t)qlen > evd->ia->dev_attr.max_cqe))
+		return ERR_ARG(2);
+	ring = calloc((size_t)qlen, sizeof(DAT_EVENT));
+	if (!ring)
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
+				 DAT_RESOURCE_MEMORY);
+	pthread_mutex_lock(&evd->lock);
+	if (evd->count > qlen) {
+		pthread_mutex_unlock(&evd->lock);
+		free(ring);
+		return DAT_ERROR(DAT_INVALID_STATE, DAT_NO_SUBTYPE);
+	}
+	for (i = 0; i < evd->count; i++)
+		ring[i] = evd->ring[(evd->head + i) % evd->qlen];
+	old = evd->ring;
+	evd->ring = ring;
+	evd->head = 0;
+	/* The CQ keeps the depth it was created with (transports offer no
+	 * resize); completions beyond the ring wait in it as before. */
+	evd->qlen = qlen;
+	pthread_mutex_unlock(&evd->lock);
+	free(old);
+	return DAT_SUCCESS;
+}
+
+/* ---- taking events ------------------------------------------------------- */
+
+DAT_RETURN dapl_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+
+	if (!evd)
+		return ERR_HANDLE1;
+	/* dat_evd_post_se(3) does not say; an EVD created without the
+	 * software stream does not take software events. */
+	if (!(evd->flags & DAT_EVD_SOFTWARE_FLAG))
+		return ERR_ARG(1);
+	if (!event || event->event_number != DAT_SOFTWARE_EVENT)
+		return ERR_ARG(2);
+	/* Full: DAT_QUEUE_FULL and no overflow event (dat_evd_post_se(3)). */
+	return evd_enqueue(evd, event, false);
+}
+
+DAT_RETURN dapl_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+	DAT_RETURN ret = DAT_SUCCESS;
+
+	if (!evd)
+		return ERR_HANDLE1;
+	if (!event)
+		return ERR_ARG(2);
+	pthread_mutex_lock(&evd->lock);
+	if (evd->waiting) {
+		ret = ERR_STATE(WAITER);      /* a waiter owns the EVD */
+	} else {
+		if (evd->count == 0)
+			evd_fill(evd);
+		if (evd->count == 0)
+			ret = DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE);
+		else
+			ring_pop(evd, event);
+	}
+	pthread_mutex_unlock(&evd->lock);
+	return ret;
+}
+
+DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
+			 DAT_COUNT threshold, DAT_EVENT *event,
+			 DAT_COUNT *nmore)
+{
+	struct dapl_evd *evd = evd_get(evd_handle);
+	bool forever = timeout == DAT_TIMEOUT_INFINITE;
+	uint64_t deadline = 0, now = 0, left;
+	struct pollfd pfd[2];
+	struct timespec ts;
+	DAT_RETURN ret;
+	int nfds, rc, err;
+
+	if (!evd)
+		return ERR_HANDLE1;
+	if (!event)
+		return ERR_ARG(4);
+	if (!nmore)
+		return ERR_ARG(5);
+	if (!forever)
+		deadline = mono_ns() + (uint64_t)timeout * 1000u;
+
+	pthread_mutex_lock(&evd->lock);
+	if (threshold < 1 || threshold > evd->qlen) {
+		pthread_mutex_unlock(&evd->lock);
+		return ERR_ARG(3);
+	}
+	if (!evd->waitable) {
+		pthread_mutex_unlock(&evd->lock);
+		return ERR_STATE(UNWAITABLE);
+	}
+	if (evd->waiting) {
+		pthread_mutex_unlock(&evd->lock);
+		return ERR_STATE(WAITER);
+	}
+	evd->waiting = true;   /* from here on, posts wake us, not the CNO */
+	for (;;) {
+		evd_fill(evd);
+		if (evd->count >= threshold) {
+			ring_pop(evd, event);
+			*nmore = evd->count;
+			ret = DAT_SUCCESS;
+			break;
+		}
+		if (!forever &&
+		    (timeout == 0 || (now = mono_ns()) >= deadline)) {
+			*nmore = evd->count;
+			ret = DAT_ERROR(DAT_TIMEOUT_EXPIRED, DAT_NO_SUBTYPE);
+			break;
+		}
+		nfds = 0;
+		pfd[nfds++] = (struct pollfd){ .fd = evd->event_fd,
+					       .events = POLLIN };
+		if (evd->cq) {
+			evd_arm(evd);
+			if (evd_fill(evd) > 0 && evd->count >= threshold)
+				continue;
+			pfd[nfds++] = (struct pollfd){
+				.fd = evd->ia->ops->cq_wait_fd(evd->cq),
+				.events = POLLIN };
+		}
+		if (!forever) {
+			left = deadline - now;
+			ts.tv_sec = (time_t)(left / 1000000000u);
+			ts.tv_nsec = (long)(left % 1000000000u);
+		}
+		pthread_mutex_unlock(&evd->lock);
+		rc = ppoll(pfd, (nfds_t)nfds, forever ? NULL : &ts, NULL);
+		err = rc < 0 ? errno : 0;
+		pthread_mutex_lock(&evd->lock);
+		if (evd_dead(evd)) {
+			/* freed or its IA closed while we slept */
+			pthread_mutex_unlock(&evd->lock);
+			evd_release(evd);
+			return DAT_ERROR(DAT_ABORT, DAT_NO_SUBTYPE);
+		}
+		if (pfd[0].revents & POLLIN)
+			fd_drain(evd->event_fd);
+		/* CQ notifications are acked by evd_arm on the next round. */
+		if (!evd->waitable) {
+			*nmore = evd->count;
+			ret = ERR_STATE(UNWAITABLE);
+			break;
+		}
+		if (rc < 0 && err == EINTR) {
+			evd_fill(evd);
+			*nmore = evd->count;
+			ret = DAT_ERROR(DAT_INTERRUPTED_CALL, DAT_NO_SUBTYPE);
+			break;
+		}
+		if (rc < 0) {
+			ret = DAT_ERROR(DAT_INTERNAL_ERROR, DAT_NO_SUBTYPE);
+			break;
+		}
+	}
+	evd->waiting = false;
+	pthread_mutex_unlock(&evd->lock);
+	return ret;
+}
+
+/* ---- for cno.c ----------------------------------------------------------- */
+
+int dapl_evd_cno_arm(struct dapl_evd *evd, struct dapl_cno *cno)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&evd->lock);
+	/* A disabled EVD, or one a thread waits on directly, does not
+	 * notify its CNO (dat_cno_wait(3), dat_evd_enable(3)). */
+	if (evd->cno == cno && evd->enabled && !evd->waiting && evd->cq) {
+		evd_arm(evd);
+		if (evd_fill(evd) > 0)
+			dapl_cno_trigger(cno, evd);
+		fd = evd->ia->ops->cq_wait_fd(evd->cq);
+	}
+	pthread_mutex_unlock(&evd->lock);
+	return fd;
+}

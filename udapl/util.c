@@ -1,0 +1,65 @@
+/* Small helpers of the core: errno → DAT codes, the clock, logging. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "core.h"
+
+DAT_RETURN dapl_errno_to_dat(int err)
+{
+	switch (err) {
+	case 0:
+		return DAT_SUCCESS;
+	case -ENOMEM:
+	case -ENOSPC:
+	case -EMFILE:
+	case -ENFILE:
+	case -EAGAIN:
+		return DAT_INSUFFICIENT_RESOURCES;
+	case -EADDRINUSE:
+		return DAT_CONN_QUAL_IN_USE;
+	case -EINVAL:
+		return DAT_INVALID_PARAMETER;
+	case -EOPNOTSUPP:
+		return DAT_MODEL_NOT_SUPPORTED;
+	case -ENOTCONN:
+		return DAT_INVALID_STATE;
+	default:
+		return DAT_INTERNAL_ERROR;
+	}
+}
+
+uint64_t dapl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The same switches libdat reads: DAT_DBG_TYPE (bit 0 = errors, the
+ * default) and DAT_DBG_DEST (1 stderr, 2 syslog). */
+void dapl_log(const char *fmt, ...)
+{
+	const char *type = getenv("DAT_DBG_TYPE");
+	const char *dest = getenv("DAT_DBG_DEST");
+	unsigned long mask = type ? strtoul(type, NULL, 0) : 1;
+	unsigned long where = dest ? strtoul(dest, NULL, 0) : 1;
+	char line[512];
+	va_list ap;
+
+	if (!(mask & 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (where & 1)
+		fprintf(stderr, "libdat: %s\n", line);
+	if (where & 2)
+		syslog(LOG_ERR, "libdat: %s", line);
+}

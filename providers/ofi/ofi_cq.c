@@ -1,0 +1,508 @@
+/* Completion queues and the per-endpoint request queues behind them.
+ *
+ * A libfabric completion names its slot (op_context); the slot is marked
+ * done and slots retire in posting order.  What a consumer must see goes on
+ * the CQ's ready list; cq_poll hands it out and only then frees the slot,
+ * so the ready list can never hold more entries than there are slots and
+ * nothing is allocated on the way. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ofi.h"
+
+#define CQ_BATCH 16
+
+static inline struct ofi_slot *slot_at(struct ofi_queue *q, uint32_t idx)
+{
+	return &q->slots[idx % q->depth];
+}
+
+/* ---- queues -------------------------------------------------------------------- */
+
+struct ofi_queue *ofi_queue_alloc(struct dapl_tcq *cq, struct dapl_tep *ep,
+				  bool is_send, uint32_t depth,
+				  uint32_t max_sge)
+{
+	struct ofi_queue *q;
+	uint32_t i;
+
+	q = calloc(1, sizeof(*q) + (size_t)depth * sizeof(q->slots[0]));
+	if (!q)
+		return NULL;
+	q->cq = cq;
+	q->ep = ep;
+	q->is_send = is_send;
+	q->depth = depth;
+	q->max_sge = max_sge;
+	for (i = 0; i < depth; i++)
+		q->slots[i].q = q;
+	return q;
+}
+
+void ofi_queue_release(struct ofi_queue *q)
+{
+	struct dapl_tcq *cq = q->cq;
+
+	q->ep = NULL;
+	if (q->nready == 0) {
+		free(q);
+		return;
+	}
+	q->zombie_next = cq->zombies;
+	cq->zombies = q;
+}
+
+void ofi_cq_sweep(struct dapl_tcq *cq)
+{
+	struct ofi_queue **pp = &cq->zombies;
+
+	while (*pp) {
+		struct ofi_queue *q = *pp;
+
+		if (q->nready == 0) {
+			*pp = q->zombie_next;
+			free(q);
+		} else {
+			pp = &q->zombie_next;
+		}
+	}
+}
+
+struct ofi_slot *ofi_queue_claim(struct ofi_queue *q)
+{
+	struct ofi_slot *s;
+
+	if (q->depth == 0 || q->tail - q->head >= q->depth)
+		return NULL;
+	s = slot_at(q, q->tail++);
+	s->state = OFI_SLOT_HELD;
+	s->next = NULL;
+	s->status = DAPL_TWC_SUCCESS;
+	s->vendor_err = 0;
+	s->fence = false;
+	s->niov = 0;
+	return s;
+}
+
+/* Frees slots at the head that are free. */
+static void queue_reclaim(struct ofi_queue *q)
+{
+	while (q->head != q->retire && slot_at(q, q->head)->state == OFI_SLOT_FREE)
+		q->head++;
+}
+
+void ofi_cq_push_ready(struct dapl_tcq *cq, struct ofi_slot *s)
+{
+	s->next = NULL;
+	if (cq->ready_tail)
+		cq->ready_tail->next = s;
+	else
+		cq->ready_head = s;
+	cq->ready_tail = s;
+	if (s->q) {
+		s->state = OFI_SLOT_READY;
+		s->q->nready++;
+	}
+}
+
+/* Retires done slots in posting order. */
+static void queue_advance(struct ofi_queue *q)
+{
+	while (q->retire != q->tail) {
+		struct ofi_slot *s = slot_at(q, q->retire);
+
+		if (s->state != OFI_SLOT_DONE)
+			break;
+		if (s->signaled || s->status != DAPL_TWC_SUCCESS)
+			ofi_cq_push_ready(q->cq, s);
+		else
+			s->state = OFI_SLOT_FREE;
+		q->retire++;
+	}
+	queue_reclaim(q);
+}
+
+void ofi_slot_complete(struct ofi_slot *s, enum dapl_twc_status status,
+		       uint32_t byte_len, int vendor_err)
+{
+	struct ofi_queue *q = s->q;
+
+	if (s->state != OFI_SLOT_POSTED)
+		return;         /* cannot happen: each slot completes once */
+	if (s->opcode == DAPL_TWC_RDMA_READ && q->reads > 0)
+		q->reads--;
+	s->state = OFI_SLOT_DONE;
+	s->status = (uint8_t)status;
+	s->byte_len = status == DAPL_TWC_SUCCESS ? byte_len : 0;
+	s->vendor_err = vendor_err;
+	if (q->is_send && q->reads == 0 && q->submit != q->tail && q->ep &&
+	    q->ep->fep)
+		ofi_queue_submit(q);
+	queue_advance(q);
+}
+
+void ofi_queue_flush(struct ofi_queue *q)
+{
+	uint32_t i;
+
+	for (i = q->retire; i != q->tail; i++) {
+		struct ofi_slot *s = slot_at(q, i);
+
+		if (s->state == OFI_SLOT_POSTED || s->state == OFI_SLOT_HELD) {
+			s->state = OFI_SLOT_DONE;
+			s->status = DAPL_TWC_FLUSHED;
+			s->byte_len = 0;
+		}
+	}
+	q->submit = q->tail;
+	q->reads = 0;
+	queue_advance(q);
+}
+
+int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
+{
+	ssize_t ret;
+
+	switch (s->opcode) {
+	case DAPL_TWC_SEND: {
+		struct fi_msg msg = {
+			.msg_iov = s->iov, .desc = s->desc, .iov_count = s->niov,
+			.context = s,
+		};
+
+		ret = fi_sendmsg(fep, &msg, FI_COMPLETION);
+		break;
+	}
+	case DAPL_TWC_RECV: {
+		struct fi_msg msg = {
+			.msg_iov = s->iov, .desc = s->desc, .iov_count = s->niov,
+			.context = s,
+		};
+
+		ret = fi_recvmsg(fep, &msg, FI_COMPLETION);
+		break;
+	}
+	case DAPL_TWC_RDMA_WRITE:
+	case DAPL_TWC_RDMA_READ: {
+		struct fi_rma_iov rma = {
+			.addr = s->raddr, .len = s->byte_len, .key = s->rkey,
+		};
+		struct fi_msg_rma msg = {
+			.msg_iov = s->iov, .desc = s->desc, .iov_count = s->niov,
+			.rma_iov = &rma, .rma_iov_count = 1, .context = s,
+		};
+
+		/* tcp ignores tx op_flags in fi_write: ask explicitly for the
+		 * completion to mean "placed at the target". */
+		if (s->opcode == DAPL_TWC_RDMA_WRITE)
+			ret = fi_writemsg(fep, &msg,
+					  FI_COMPLETION | FI_DELIVERY_COMPLETE);
+		else
+			ret = fi_readmsg(fep, &msg, FI_COMPLETION);
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	return ofi_err(ret);
+}
+
+void ofi_queue_submit(struct ofi_queue *q)
+{
+	struct fid_ep *fep = q->ep ? q->ep->fep : NULL;
+
+	if (!fep)
+		return;
+	while (q->submit != q->tail) {
+		struct ofi_slot *s = slot_at(q, q->submit);
+		int ret;
+
+		if (s->state != OFI_SLOT_HELD) {        /* flushed meanwhile */
+			q->submit++;
+			continue;
+		}
+		if (s->fence && q->reads > 0)
+			break;
+		s->state = OFI_SLOT_POSTED;
+		q->submit++;
+		ret = ofi_slot_post(fep, s);
+		if (ret) {
+			/* Late failure: the request completes with the error. */
+			s->state = OFI_SLOT_DONE;
+			s->status = DAPL_TWC_LOCAL_EP;
+			s->byte_len = 0;
+			s->vendor_err = -ret;
+			continue;
+		}
+		if (s->opcode == DAPL_TWC_RDMA_READ)
+			q->reads++;
+	}
+	queue_advance(q);
+}
+
+/* ---- libfabric completions ------------------------------------------------------ */
+
+static enum dapl_twc_status map_cq_err(int err)
+{
+	switch (err) {
+	case FI_ECANCELED:
+	case FI_ENOTCONN:
+	case FI_ECONNRESET:
+	case FI_ECONNABORTED:
+	case EPIPE:             /* no FI_EPIPE */
+	case FI_ESHUTDOWN:
+		return DAPL_TWC_FLUSHED;   /* the connection is gone */
+	case FI_ETRUNC:
+	case FI_EMSGSIZE:
+		return DAPL_TWC_LOCAL_LENGTH;
+	case FI_EACCES:
+	case FI_EPERM:
+	case FI_ENOKEY:
+	case FI_EKEYREJECTED:
+		return DAPL_TWC_REMOTE_ACCESS;
+	case FI_EFAULT:
+		return DAPL_TWC_LOCAL_PROTECTION;
+	case FI_ETIMEDOUT:
+	case FI_EHOSTUNREACH:
+	case FI_ENETUNREACH:
+		return DAPL_TWC_RETRY_EXCEEDED;
+	case FI_EREMOTEIO:
+		return DAPL_TWC_REMOTE_OP;
+	default:
+		return DAPL_TWC_GENERAL;
+	}
+}
+
+static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e)
+{
+	struct ofi_slot *s = e->op_context;
+
+	if (!s)
+		return;         /* not ours: we never post without a context */
+	if (s->srq) {
+		ofi_srq_slot_complete(cq, s, DAPL_TWC_SUCCESS,
+				      (uint32_t)e->len, 0);
+		return;
+	}
+	ofi_slot_complete(s, DAPL_TWC_SUCCESS,
+			  s->opcode == DAPL_TWC_RECV ? (uint32_t)e->len :
+			  s->byte_len, 0);
+}
+
+void ofi_cq_drain(struct dapl_tcq *cq)
+{
+	struct fi_cq_msg_entry ent[CQ_BATCH];
+
+	for (;;) {
+		ssize_t n = fi_cq_read(cq->fcq, ent, CQ_BATCH);
+		ssize_t i;
+
+		if (n > 0) {
+			for (i = 0; i < n; i++)
+				cq_complete_entry(cq, &ent[i]);
+			continue;       /* an error entry may follow */
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			struct ofi_slot *s;
+
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(cq->fcq, &err, 0) < 1)
+				break;
+			s = err.op_context;
+			if (s && s->srq)
+				ofi_srq_slot_complete(cq, s,
+						      map_cq_err(err.err), 0,
+						      err.err);
+			else if (s)
+				ofi_slot_complete(s, map_cq_err(err.err),
+						  0, err.err);
+			continue;
+		}
+		break;          /* -FI_EAGAIN, or an error we cannot act on */
+	}
+}
+
+void ofi_cq_kick(struct dapl_tcq *cq)
+{
+	uint64_t one = 1;
+
+	if (cq->armed && cq->ready_head) {
+		cq->armed = false;
+		if (write(cq->event_fd, &one, sizeof(one)) < 0) {
+			/* an eventfd write fails only when the counter is
+			 * saturated, i.e. it is readable already */
+		}
+	}
+}
+
+/* ---- the ops ---------------------------------------------------------------------- */
+
+int ofi_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cqp)
+{
+	struct fi_cq_attr attr;
+	struct dapl_tcq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->dev = dev;
+	cq->depth = depth;
+	cq->fcq_fd = -1;
+	pthread_mutex_init(&cq->lock, NULL);
+	cq->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->event_fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	memset(&attr, 0, sizeof(attr));
+	/* tcp's CQ never overflows (it spills to a list); the size is a hint */
+	attr.size = depth < 64 ? 64 : depth;
+	attr.format = FI_CQ_FORMAT_MSG;
+	attr.wait_obj = FI_WAIT_FD;
+	ret = ofi_err(fi_cq_open(dev->domain, &attr, &cq->fcq, cq));
+	if (ret)
+		goto err_efd;
+	ret = ofi_err(fi_control(&cq->fcq->fid, FI_GETWAIT, &cq->fcq_fd));
+	if (ret)
+		goto err_fcq;
+	pthread_mutex_lock(&dev->lock);
+	ret = ofi_dev_add_cq(dev, cq);
+	pthread_mutex_unlock(&dev->lock);
+	if (ret)
+		goto err_fcq;
+	*cqp = cq;
+	return 0;
+
+err_fcq:
+	fi_close(&cq->fcq->fid);
+err_efd:
+	close(cq->event_fd);
+err_free:
+	pthread_mutex_destroy(&cq->lock);
+	free(cq);
+	return ret;
+}
+
+int ofi_cq_destroy(struct dapl_tcq *cq)
+{
+	struct dapl_tdev *dev = cq->dev;
+	struct ofi_queue *q;
+
+	pthread_mutex_lock(&dev->lock);
+	if (cq->users) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	ofi_dev_remove_cq(dev, cq);
+	pthread_mutex_unlock(&dev->lock);
+
+	fi_close(&cq->fcq->fid);
+	while ((q = cq->zombies)) {
+		cq->zombies = q->zombie_next;
+		free(q);
+	}
+	close(cq->event_fd);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+int ofi_cq_wait_fd(struct dapl_tcq *cq)
+{
+	return cq->event_fd;
+}
+
+int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only)
+{
+	(void)solicited_only;   /* no solicited events: every completion wakes */
+	pthread_mutex_lock(&cq->lock);
+	cq->armed = true;
+	pthread_mutex_unlock(&cq->lock);
+	return 0;
+}
+
+void ofi_cq_ack(struct dapl_tcq *cq)
+{
+	uint64_t v;
+
+	while (read(cq->event_fd, &v, sizeof(v)) > 0)
+		;
+}
+
+int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
+{
+	int n = 0;
+	bool drained = false;
+
+	if (max <= 0)
+		return max < 0 ? -EINVAL : 0;
+	pthread_mutex_lock(&cq->lock);
+	for (;;) {
+		while (n < max && cq->ready_head) {
+			struct ofi_slot *s = cq->ready_head;
+			struct ofi_queue *q = s->q;
+
+			cq->ready_head = s->next;
+			if (!cq->ready_head)
+				cq->ready_tail = NULL;
+			wc[n].context = s->context;
+			wc[n].status = (enum dapl_twc_status)s->status;
+			wc[n].opcode = (enum dapl_twc_opcode)s->opcode;
+			wc[n].byte_len = s->byte_len;
+			wc[n].vendor_err = s->vendor_err;
+			n++;
+			s->next = NULL;
+			if (!q) {
+				ofi_srq_slot_release(s);
+				continue;
+			}
+			s->state = OFI_SLOT_FREE;
+			q->nready--;
+			queue_reclaim(q);
+		}
+		if (n == max || drained)
+			break;
+		/* Read libfabric directly too: a busy-polling consumer need not
+		 * wait for the progress thread (and this drives tcp). */
+		ofi_cq_drain(cq);
+		drained = true;
+	}
+	ofi_cq_kick(cq);
+	pthread_mutex_unlock(&cq->lock);
+	return n;
+}
+
+/* ---- ep CQ locks -------------------------------------------------------------------- */
+
+void ofi_ep_lock_cqs(struct dapl_tep *ep)
+{
+	struct dapl_tcq *a = ep->scq, *b = ep->rcq;
+
+	if (a == b) {
+		pthread_mutex_lock(&a->lock);
+		return;
+	}
+	if ((uintptr_t)a > (uintptr_t)b) {
+		struct dapl_tcq *t = a;
+
+		a = b;
+		b = t;
+	}
+	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&b->lock);
+}
+
+void ofi_ep_unlock_cqs(struct dapl_tep *ep)
+{
+	pthread_mutex_unlock(&ep->scq->lock);
+	if (ep->rcq != ep->scq)
+		pthread_mutex_unlock(&ep->rcq->lock);
+}

@@ -1,0 +1,530 @@
+/* The device: ia_params, fabric + domain + one EQ, the progress fd, and
+ * listeners. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ofi.h"
+
+#define OFI_API_VERSION FI_VERSION(1, 17)
+
+int ofi_err(ssize_t ret)
+{
+	if (ret >= 0)
+		return 0;
+	switch (-ret) {
+	case FI_ETRUNC:
+	case FI_ETOOSMALL:
+		return -EMSGSIZE;
+	case FI_ENOKEY:
+		return -ENOKEY;
+	case FI_EBADFLAGS:
+	case FI_ENOEQ:
+	case FI_EDOMAIN:
+	case FI_ENOCQ:
+		return -EINVAL;
+	case FI_EOPBADSTATE:
+		return -EBUSY;
+	case FI_EAVAIL:
+		return -EAGAIN;
+	case FI_EOTHER:
+	case FI_ECRC:
+		return -EIO;
+	default:
+		return ret < -4095 ? -EIO : (int)ret;
+	}
+}
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* tcp's fi_getinfo takes any address; a listener would fail later. */
+static int check_local(const struct sockaddr_in *sin, const char *where,
+		       char *why, size_t whylen)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int ret = 0;
+
+	if (fd < 0)
+		return 0;       /* cannot tell; libfabric will say */
+	if (bind(fd, (const struct sockaddr *)sin, sizeof(*sin))) {
+		ret = -errno;
+		say(why, whylen, "%s is not an address of this host (%s)",
+		    where, strerror(errno));
+	}
+	close(fd);
+	return ret;
+}
+
+/* "<provider> <IPv4 address | netdev>" */
+static int parse_params(const char *params, char *prov, size_t provlen,
+			struct sockaddr_in *sin, char *why, size_t whylen)
+{
+	char buf[256], *save = NULL, *p, *where, *extra;
+	struct ifaddrs *ifs, *ifa;
+	bool seen = false;
+
+	if (!params || strlen(params) >= sizeof(buf))
+		goto syntax;
+	strcpy(buf, params);
+	p = strtok_r(buf, " \t", &save);
+	where = p ? strtok_r(NULL, " \t", &save) : NULL;
+	extra = where ? strtok_r(NULL, " \t", &save) : NULL;
+	if (!p || !where || extra)
+		goto syntax;
+	if (strlen(p) >= provlen) {
+		say(why, whylen, "libfabric provider name \"%s\" is too long", p);
+		return -EINVAL;
+	}
+	strcpy(prov, p);
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, where, &sin->sin_addr) == 1)
+		return check_local(sin, where, why, whylen);
+	if (getifaddrs(&ifs)) {
+		say(why, whylen, "cannot list network interfaces to find %s: %s",
+		    where, strerror(errno));
+		return -errno;
+	}
+	for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
+		if (strcmp(ifa->ifa_name, where))
+			continue;
+		seen = true;
+		if (ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET) {
+			sin->sin_addr =
+				((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
+			freeifaddrs(ifs);
+			return 0;
+		}
+	}
+	freeifaddrs(ifs);
+	if (seen || if_nametoindex(where))
+		say(why, whylen,
+		    "network interface %s has no IPv4 address: give it one, "
+		    "or name another interface or address in ia_params", where);
+	else
+		say(why, whylen,
+		    "\"%s\" is neither an IPv4 address nor a network interface "
+		    "of this host", where);
+	return -ENODEV;
+
+syntax:
+	say(why, whylen,
+	    "ia_params \"%s\" must be \"<libfabric provider> <IPv4 address or "
+	    "interface>\", e.g. \"tcp 127.0.0.1\" or \"tcp eth0\"",
+	    params ? params : "");
+	return -EINVAL;
+}
+
+static struct fi_info *make_hints(const char *prov,
+				  const struct sockaddr_in *sin)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		return NULL;
+	h->fabric_attr->prov_name = strdup(prov);
+	h->src_addr = malloc(sizeof(*sin));
+	if (!h->fabric_attr->prov_name || !h->src_addr) {
+		fi_freeinfo(h);
+		return NULL;
+	}
+	memcpy(h->src_addr, sin, sizeof(*sin));
+	h->src_addrlen = sizeof(*sin);
+	h->addr_format = FI_SOCKADDR_IN;
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+		  FI_REMOTE_WRITE;
+	/* the modern bits come back as 0 (offset addressing, user keys) */
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	h->tx_attr->size = OFI_QUEUE_MAX;
+	h->rx_attr->size = OFI_QUEUE_MAX;
+	return h;
+}
+
+/* Finds the fi_info, telling "no such provider" from "cannot do it". */
+static int get_info(const char *prov, const struct sockaddr_in *sin,
+		    struct fi_info **info, char *why, size_t whylen)
+{
+	struct fi_info *h, *any = NULL;
+	char addr[INET_ADDRSTRLEN];
+	int ret;
+
+	inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+	h = make_hints(prov, sin);
+	if (!h) {
+		say(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, info);
+	fi_freeinfo(h);
+	if (!ret)
+		return 0;
+
+	h = fi_allocinfo();
+	if (h) {
+		h->fabric_attr->prov_name = strdup(prov);
+		if (h->fabric_attr->prov_name &&
+		    fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, &any) == 0) {
+			fi_freeinfo(any);
+			say(why, whylen,
+			    "libfabric provider \"%s\" has no FI_EP_MSG "
+			    "endpoint with messages, RDMA read/write, "
+			    "FI_MR_BASIC and %d-deep queues on %s (fi_getinfo:"
+			    " %s); use \"tcp\"", prov, OFI_QUEUE_MAX, addr,
+			    fi_strerror(-ret));
+		} else {
+			say(why, whylen,
+			    "libfabric has no provider \"%s\" (fi_getinfo: %s);"
+			    " \"fi_info -l\" lists the installed ones, e.g. "
+			    "tcp", prov, fi_strerror(-ret));
+		}
+		fi_freeinfo(h);
+	}
+	return ret == -FI_ENODATA ? -ENODEV : ofi_err(ret);
+}
+
+static int epoll_add(int epfd, int fd)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) ? -errno : 0;
+}
+
+static void listener_free(struct dapl_tlisten *l);
+
+int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
+		 size_t whylen)
+{
+	struct fi_eq_attr eqa;
+	struct dapl_tdev *dev;
+	char addr[INET_ADDRSTRLEN];
+	uint32_t v;
+	int ret;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		say(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	dev->eq_fd = dev->epfd = dev->notify_fd = -1;
+	pthread_mutex_init(&dev->lock, NULL);
+
+	ret = parse_params(ia_params, dev->prov, sizeof(dev->prov), &dev->addr,
+			   why, whylen);
+	if (ret)
+		goto err;
+	ret = get_info(dev->prov, &dev->addr, &dev->info, why, whylen);
+	if (ret)
+		goto err;
+	if (dev->info->src_addr &&
+	    dev->info->src_addrlen >= sizeof(struct sockaddr_in))
+		((struct sockaddr_in *)dev->info->src_addr)->sin_port = 0;
+	dev->info_srx = fi_dupinfo(dev->info);
+	if (!dev->info_srx) {
+		say(why, whylen, "out of memory");
+		ret = -ENOMEM;
+		goto err;
+	}
+	dev->info_srx->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+
+	ret = ofi_err(fi_fabric(dev->info->fabric_attr, &dev->fabric, NULL));
+	if (ret) {
+		say(why, whylen, "libfabric fi_fabric failed: %s",
+		    fi_strerror(-ret));
+		goto err;
+	}
+	ret = ofi_err(fi_domain(dev->fabric, dev->info, &dev->domain, NULL));
+	if (ret) {
+		say(why, whylen, "libfabric fi_domain failed: %s",
+		    fi_strerror(-ret));
+		goto err;
+	}
+	memset(&eqa, 0, sizeof(eqa));
+	eqa.size = 1024;
+	eqa.wait_obj = FI_WAIT_FD;
+	ret = ofi_err(fi_eq_open(dev->fabric, &eqa, &dev->eq, NULL));
+	if (!ret)
+		ret = ofi_err(fi_control(&dev->eq->fid, FI_GETWAIT,
+					 &dev->eq_fd));
+	if (ret) {
+		say(why, whylen, "libfabric event queue failed: %s",
+		    fi_strerror(-ret));
+		goto err;
+	}
+	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->epfd < 0 || dev->notify_fd < 0) {
+		ret = -errno;
+		say(why, whylen, "cannot make the progress fd: %s",
+		    strerror(errno));
+		goto err;
+	}
+	ret = epoll_add(dev->epfd, dev->eq_fd);
+	if (!ret)
+		ret = epoll_add(dev->epfd, dev->notify_fd);
+	dev->wait_fids = calloc(1, sizeof(*dev->wait_fids));
+	if (!ret && !dev->wait_fids)
+		ret = -ENOMEM;
+	if (ret) {
+		say(why, whylen, "cannot make the progress fd: %s",
+		    strerror(-ret));
+		goto err;
+	}
+	dev->wait_fids[0] = &dev->eq->fid;
+
+	inet_ntop(AF_INET, &dev->addr.sin_addr, addr, sizeof(addr));
+	snprintf(dev->name, sizeof(dev->name), "ofi %s %s",
+		 dev->info->fabric_attr->prov_name, addr);
+	v = fi_version();
+	snprintf(dev->vendor, sizeof(dev->vendor), "libfabric %u.%u",
+		 FI_MAJOR(v), FI_MINOR(v));
+	*devp = dev;
+	return 0;
+err:
+	ofi_dev_close(dev);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+int ofi_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
+{
+	const struct fi_info *fi = dev->info;
+	uint64_t msg = fi->ep_attr->max_msg_size;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", dev->name);
+	snprintf(a->vendor, sizeof(a->vendor), "%s", dev->vendor);
+	memcpy(&a->addr, &dev->addr, sizeof(dev->addr));
+	a->max_qp = fi->domain_attr->ep_cnt ? (uint32_t)
+		    (fi->domain_attr->ep_cnt > 65536 ? 65536 :
+		     fi->domain_attr->ep_cnt) : 65536;
+	a->max_qp_wr = (uint32_t)(fi->tx_attr->size < fi->rx_attr->size ?
+				  fi->tx_attr->size : fi->rx_attr->size);
+	a->max_cq = fi->domain_attr->cq_cnt ? (uint32_t)
+		    (fi->domain_attr->cq_cnt > 65536 ? 65536 :
+		     fi->domain_attr->cq_cnt) : 65536;
+	a->max_cqe = 1u << 20;          /* software CQ: bounded by slots */
+	a->max_sge = (uint32_t)(fi->tx_attr->iov_limit < OFI_MAX_SGE ?
+				fi->tx_attr->iov_limit : OFI_MAX_SGE);
+	if (fi->rx_attr->iov_limit < a->max_sge)
+		a->max_sge = (uint32_t)fi->rx_attr->iov_limit;
+	a->max_srq = 65536;
+	a->max_srq_wr = (uint32_t)fi->rx_attr->size;
+	a->max_mr = fi->domain_attr->mr_cnt ? (uint32_t)
+		    (fi->domain_attr->mr_cnt > UINT32_MAX ? UINT32_MAX :
+		     fi->domain_attr->mr_cnt) : 65536;
+	a->max_mw = a->max_mr;          /* emulated by registrations */
+	a->max_pd = 65536;              /* tokens */
+	a->max_inline = 0;              /* fi_inject is never used */
+	a->max_mr_size = UINT64_MAX >> 1;   /* no pinning: any mapped range */
+	a->max_msg_size = msg > UINT32_MAX ? UINT32_MAX : msg;
+	a->max_rdma_size = a->max_msg_size;
+	a->max_ird = OFI_READS_MAX;
+	a->max_ord = OFI_READS_MAX;
+	a->max_pdata_connect = OFI_CM_DATA_MAX;
+	a->max_pdata_accept = OFI_CM_DATA_MAX;
+	a->max_pdata_reject = OFI_CM_DATA_MAX;
+	a->flags = DAPL_TDEV_FENCE;     /* posts held until earlier reads are in */
+	return 0;
+}
+
+void ofi_dev_close(struct dapl_tdev *dev)
+{
+	if (!dev)
+		return;
+	/* whatever the core left: unanswered requests are refused */
+	while (dev->listeners) {
+		struct dapl_tlisten *l = dev->listeners;
+		struct dapl_tconn *c;
+
+		while ((c = l->conns)) {
+			l->conns = c->next;
+			fi_reject(l->pep, c->info->handle, NULL, 0);
+			fi_freeinfo(c->info);
+			free(c);
+		}
+		listener_free(l);
+	}
+	ofi_srq_free_all(dev);
+	if (dev->eq)
+		fi_close(&dev->eq->fid);
+	if (dev->domain)
+		fi_close(&dev->domain->fid);
+	if (dev->fabric)
+		fi_close(&dev->fabric->fid);
+	if (dev->info)
+		fi_freeinfo(dev->info);
+	if (dev->info_srx)
+		fi_freeinfo(dev->info_srx);
+	if (dev->epfd >= 0)
+		close(dev->epfd);
+	if (dev->notify_fd >= 0)
+		close(dev->notify_fd);
+	free(dev->cqs);
+	free(dev->wait_fids);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+int ofi_progress_fds(struct dapl_tdev *dev, int *fds, int max)
+{
+	if (max < 1 || !fds)
+		return -EINVAL;
+	fds[0] = dev->epfd;
+	return 1;
+}
+
+void ofi_dev_notify(struct dapl_tdev *dev)
+{
+	uint64_t one = 1;
+
+	if (write(dev->notify_fd, &one, sizeof(one)) < 0) {
+		/* saturated: readable already */
+	}
+}
+
+/* ---- CQs in the progress pump ------------------------------------------------- */
+
+int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
+{
+	int ret, i;
+
+	if (dev->ncqs == dev->cqs_cap) {
+		int cap = dev->cqs_cap ? 2 * dev->cqs_cap : 8;
+		struct dapl_tcq **cqs;
+		struct fid **fids;
+
+		cqs = realloc(dev->cqs, (size_t)cap * sizeof(*cqs));
+		if (!cqs)
+			return -ENOMEM;
+		dev->cqs = cqs;
+		fids = realloc(dev->wait_fids, (size_t)(cap + 1) * sizeof(*fids));
+		if (!fids)
+			return -ENOMEM;
+		dev->wait_fids = fids;
+		dev->cqs_cap = cap;
+	}
+	ret = epoll_add(dev->epfd, cq->fcq_fd);
+	if (ret)
+		return ret;
+	dev->cqs[dev->ncqs++] = cq;
+	for (i = 0; i < dev->ncqs; i++)
+		dev->wait_fids[i + 1] = &dev->cqs[i]->fcq->fid;
+	return 0;
+}
+
+void ofi_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
+{
+	int i;
+
+	epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
+	for (i = 0; i < dev->ncqs; i++) {
+		if (dev->cqs[i] == cq) {
+			dev->cqs[i] = dev->cqs[--dev->ncqs];
+			break;
+		}
+	}
+	for (i = 0; i < dev->ncqs; i++)
+		dev->wait_fids[i + 1] = &dev->cqs[i]->fcq->fid;
+}
+
+/* ---- listeners ------------------------------------------------------------------- */
+
+int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **lp)
+{
+	struct sockaddr_in sin = dev->addr;
+	struct dapl_tlisten *l;
+	size_t len;
+	int ret;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->dev = dev;
+	sin.sin_port = htons(*port);
+
+	pthread_mutex_lock(&dev->lock);
+	ret = ofi_err(fi_passive_ep(dev->fabric, dev->info, &l->pep, l));
+	if (ret)
+		goto err;
+	ret = ofi_err(fi_pep_bind(l->pep, &dev->eq->fid, 0));
+	if (!ret)       /* the bind: -EADDRINUSE when the port is taken */
+		ret = ofi_err(fi_setname(&l->pep->fid, &sin, sizeof(sin)));
+	if (!ret)
+		ret = ofi_err(fi_listen(l->pep));
+	len = sizeof(sin);
+	if (!ret)
+		ret = ofi_err(fi_getname(&l->pep->fid, &sin, &len));
+	if (ret)
+		goto err_pep;
+	l->port = ntohs(sin.sin_port);
+	l->next = dev->listeners;
+	dev->listeners = l;
+	pthread_mutex_unlock(&dev->lock);
+	*port = l->port;
+	*lp = l;
+	return 0;
+
+err_pep:
+	fi_close(&l->pep->fid);
+err:
+	pthread_mutex_unlock(&dev->lock);
+	free(l);
+	return ret;
+}
+
+static void listener_free(struct dapl_tlisten *l)
+{
+	struct dapl_tdev *dev = l->dev;
+	struct dapl_tlisten **pp;
+
+	for (pp = &dev->listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	fi_close(&l->pep->fid);
+	free(l);
+}
+
+void ofi_listener_put(struct dapl_tlisten *l)
+{
+	if (l->dead && !l->conns)
+		listener_free(l);
+}
+
+void ofi_unlisten(struct dapl_tlisten *l)
+{
+	struct dapl_tdev *dev = l->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	/* Requests already reported stay valid until answered. */
+	l->dead = true;
+	ofi_listener_put(l);
+	pthread_mutex_unlock(&dev->lock);
+}

@@ -1,0 +1,417 @@
+/* Endpoints and the connection calls.
+ *
+ * A dapl_tep outlives its fid_eps: one is made per connection attempt (tcp
+ * cannot reconnect a fid_ep) and closed as soon as the attempt is over,
+ * which flushes everything it still had posted.  All of this runs under
+ * dev->lock (the core also serialises these calls under its IA lock). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ofi.h"
+
+/* ---- synthesised events ------------------------------------------------------- */
+
+void ofi_ep_queue_event(struct dapl_tep *ep, enum dapl_tcm_event_type type,
+			int status)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	if (ep->pending)
+		return;         /* one terminal event per attempt */
+	ep->pending = true;
+	ep->pend_type = (uint8_t)type;
+	ep->pend_status = status;
+	ep->pend_next = NULL;
+	if (dev->pend_tail)
+		dev->pend_tail->pend_next = ep;
+	else
+		dev->pend_head = ep;
+	dev->pend_tail = ep;
+	ofi_dev_notify(dev);
+}
+
+void ofi_ep_drop_event(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+	struct dapl_tep **pp, *prev = NULL;
+
+	if (!ep->pending)
+		return;
+	for (pp = &dev->pend_head; *pp; prev = *pp, pp = &(*pp)->pend_next) {
+		if (*pp != ep)
+			continue;
+		*pp = ep->pend_next;
+		if (dev->pend_tail == ep)
+			dev->pend_tail = prev;
+		break;
+	}
+	ep->pending = false;
+	ep->pend_next = NULL;
+}
+
+/* ---- fid_ep life ---------------------------------------------------------------- */
+
+static void set_state(struct dapl_tep *ep, struct fid_ep *fep,
+		      enum ofi_ep_state state)
+{
+	ofi_ep_lock_cqs(ep);
+	ep->fep = fep;
+	ep->state = state;
+	if (fep) {
+		/* receives posted before the fid_ep existed */
+		if (ep->rq)
+			ofi_queue_submit(ep->rq);
+		ofi_queue_submit(ep->sq);
+	}
+	ofi_cq_kick(ep->scq);
+	ofi_cq_kick(ep->rcq);
+	ofi_ep_unlock_cqs(ep);
+}
+
+/* Makes and enables a fid_ep for one attempt.  *made says whether
+ * fi_endpoint succeeded (it then owns a CONNREQ's connection handle). */
+static int open_fid(struct dapl_tep *ep, struct fi_info *info,
+		    struct fid_ep **fepp, bool *made)
+{
+	struct dapl_tdev *dev = ep->dev;
+	struct fid_ep *fep;
+	int ret;
+
+	*made = false;
+	ret = ofi_err(fi_endpoint(dev->domain, info, &fep, ep));
+	if (ret)
+		return ret;
+	*made = true;
+	ret = ofi_err(fi_ep_bind(fep, &dev->eq->fid, 0));
+	if (!ret && ep->srq)
+		ret = ofi_err(fi_ep_bind(fep, &ep->srq->srx->fid, 0));
+	if (ret)
+		goto err;
+	/* Sends complete only when asked (every post asks; an unsignalled
+	 * success is dropped here).  Receives always complete: an SRQ's
+	 * receives ignore the per-post flag on tcp. */
+	if (!ret)
+		ret = ofi_err(fi_ep_bind(fep, &ep->scq->fcq->fid,
+					 FI_TRANSMIT | FI_SELECTIVE_COMPLETION));
+	if (!ret)
+		ret = ofi_err(fi_ep_bind(fep, &ep->rcq->fcq->fid, FI_RECV));
+	if (ret)
+		goto err;
+	ret = ofi_err(fi_enable(fep));
+	if (ret)
+		goto err;
+	*fepp = fep;
+	return 0;
+err:
+	fi_close(&fep->fid);
+	return ret;
+}
+
+/* Closes the fid_ep (tcp writes a flush entry for everything it still had
+ * posted), reads those entries, and flushes whatever is left.  The CQ
+ * locks are held throughout, so no post can touch the fid_ep and every
+ * entry for it is consumed before the lock is dropped. */
+static void close_and_flush(struct dapl_tep *ep)
+{
+	struct fid_ep *fep = ep->fep;
+
+	ep->fep = NULL;
+	if (fep)
+		fi_close(&fep->fid);
+	ofi_cq_drain(ep->scq);
+	if (ep->rcq != ep->scq)
+		ofi_cq_drain(ep->rcq);
+	ofi_queue_flush(ep->sq);
+	if (ep->rq)
+		ofi_queue_flush(ep->rq);
+	ofi_cq_kick(ep->scq);
+	ofi_cq_kick(ep->rcq);
+}
+
+void ofi_ep_teardown(struct dapl_tep *ep)
+{
+	ofi_ep_lock_cqs(ep);
+	close_and_flush(ep);
+	ep->state = OFI_EP_DOWN;
+	ofi_ep_unlock_cqs(ep);
+}
+
+void ofi_ep_established(struct dapl_tep *ep)
+{
+	size_t len;
+
+	ofi_ep_lock_cqs(ep);
+	ep->state = OFI_EP_CONNECTED;
+	ofi_ep_unlock_cqs(ep);
+
+	memset(&ep->local, 0, sizeof(ep->local));
+	memset(&ep->peer, 0, sizeof(ep->peer));
+	len = sizeof(ep->local);
+	if (fi_getname(&ep->fep->fid, &ep->local, &len))
+		memset(&ep->local, 0, sizeof(ep->local));
+	len = sizeof(ep->peer);
+	if (fi_getpeer(ep->fep, &ep->peer, &len))
+		memset(&ep->peer, 0, sizeof(ep->peer));
+	ep->have_addrs = true;
+}
+
+/* ---- the ops ------------------------------------------------------------------------ */
+
+int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
+		  struct dapl_tcq *recv_cq, struct dapl_tsrq *srq,
+		  const struct dapl_tep_attr *attr, struct dapl_tep **epp)
+{
+	struct dapl_tdev *dev = pd->dev;
+	struct dapl_tep *ep;
+
+	if (!send_cq || !recv_cq || !attr)
+		return -EINVAL;
+	if (attr->max_send_wr > dev->info->tx_attr->size ||
+	    attr->max_recv_wr > dev->info->rx_attr->size ||
+	    attr->max_send_sge > OFI_MAX_SGE ||
+	    attr->max_recv_sge > OFI_MAX_SGE)
+		return -EINVAL;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->dev = dev;
+	ep->scq = send_cq;
+	ep->rcq = recv_cq;
+	ep->state = OFI_EP_IDLE;
+	ep->srq = srq;
+	ep->sq = ofi_queue_alloc(send_cq, ep, true, attr->max_send_wr,
+				 attr->max_send_sge);
+	if (!srq)
+		ep->rq = ofi_queue_alloc(recv_cq, ep, false, attr->max_recv_wr,
+					 attr->max_recv_sge);
+	if (!ep->sq || (!srq && !ep->rq)) {
+		free(ep->sq);
+		free(ep->rq);
+		free(ep);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (srq && srq->dead) {
+		pthread_mutex_unlock(&dev->lock);
+		free(ep->sq);
+		free(ep);
+		return -EINVAL;
+	}
+	send_cq->users++;
+	recv_cq->users++;
+	if (srq)
+		srq->users++;
+	pthread_mutex_unlock(&dev->lock);
+	*epp = ep;
+	return 0;
+}
+
+int ofi_ep_destroy(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	ofi_ep_drop_event(ep);
+	ofi_ep_lock_cqs(ep);
+	close_and_flush(ep);
+	ep->state = OFI_EP_DOWN;
+	/* Ready slots stay with their CQ until polled. */
+	ofi_queue_release(ep->sq);
+	if (ep->rq)
+		ofi_queue_release(ep->rq);
+	ofi_ep_unlock_cqs(ep);
+	ep->scq->users--;
+	ep->rcq->users--;
+	if (ep->srq)
+		ep->srq->users--;
+	pthread_mutex_unlock(&dev->lock);
+	free(ep);
+	return 0;
+}
+
+int ofi_ep_reset(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	ofi_ep_drop_event(ep);
+	ofi_ep_lock_cqs(ep);
+	close_and_flush(ep);    /* held receives included */
+	ep->state = OFI_EP_IDLE;
+	ofi_ep_unlock_cqs(ep);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int ofi_connect(struct dapl_tep *ep, const struct sockaddr *addr,
+		uint16_t port, const void *pdata, size_t len, uint16_t ird,
+		uint16_t ord)
+{
+	struct dapl_tdev *dev = ep->dev;
+	struct sockaddr_in sin;
+	struct fid_ep *fep;
+	bool made;
+	int ret;
+
+	(void)ird;      /* negotiated by the core's private-data header */
+	(void)ord;
+	if (len > OFI_CM_DATA_MAX || (len && !pdata))
+		return -EINVAL;
+	if (!addr || addr->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	memcpy(&sin, addr, sizeof(sin));
+	sin.sin_port = htons(port);
+
+	pthread_mutex_lock(&dev->lock);
+	if (ep->state == OFI_EP_CONNECTING || ep->state == OFI_EP_CONNECTED) {
+		ret = -EISCONN;
+		goto out;
+	}
+	ofi_ep_drop_event(ep);
+	ret = open_fid(ep, ep->srq ? dev->info_srx : dev->info, &fep, &made);
+	if (ret)
+		goto out;
+	ret = ofi_err(fi_connect(fep, &sin, pdata, len));
+	if (ret) {
+		fi_close(&fep->fid);
+		goto out;
+	}
+	ep->active = true;
+	ep->have_addrs = false;
+	set_state(ep, fep, OFI_EP_CONNECTING);
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/* dev->lock held: takes conn off its listener's list. */
+static void conn_unlink(struct dapl_tconn *conn)
+{
+	struct dapl_tconn **pp;
+
+	for (pp = &conn->listener->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == conn) {
+			*pp = conn->next;
+			break;
+		}
+	}
+}
+
+static void conn_free(struct dapl_tconn *conn)
+{
+	fi_freeinfo(conn->info);
+	free(conn);
+}
+
+int ofi_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
+	       const void *pdata, size_t len, uint16_t ird, uint16_t ord)
+{
+	struct dapl_tlisten *l = conn->listener;
+	struct dapl_tdev *dev = l->dev;
+	struct fid_ep *fep;
+	bool made;
+	int ret;
+
+	(void)ird;
+	(void)ord;
+	pthread_mutex_lock(&dev->lock);
+	conn_unlink(conn);
+	if (len > OFI_CM_DATA_MAX || (len && !pdata) || ep->dev != dev) {
+		ret = -EINVAL;
+		goto refuse;
+	}
+	if (ep->state == OFI_EP_CONNECTING || ep->state == OFI_EP_CONNECTED) {
+		ret = -EISCONN;
+		goto refuse;
+	}
+	ofi_ep_drop_event(ep);
+	if (ep->srq)
+		conn->info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	ret = open_fid(ep, conn->info, &fep, &made);
+	if (ret && made)
+		goto out;       /* closing the fid_ep ended the connection */
+	if (ret)
+		goto refuse;
+	ret = ofi_err(fi_accept(fep, pdata, len));
+	if (ret) {
+		/* the fid_ep owns the connection now: closing it ends it */
+		fi_close(&fep->fid);
+		goto out;
+	}
+	ep->active = false;
+	ep->have_addrs = false;
+	set_state(ep, fep, OFI_EP_CONNECTING);
+	goto out;
+refuse:
+	fi_reject(l->pep, conn->info->handle, NULL, 0);
+out:
+	conn_free(conn);
+	ofi_listener_put(l);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int ofi_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
+{
+	struct dapl_tlisten *l = conn->listener;
+	struct dapl_tdev *dev = l->dev;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	conn_unlink(conn);
+	if (len > OFI_CM_DATA_MAX || (len && !pdata)) {
+		/* never hand tcp 1.17 more than 256 bytes: it overflows */
+		fi_reject(l->pep, conn->info->handle, NULL, 0);
+		ret = -EINVAL;
+	} else {
+		ret = ofi_err(fi_reject(l->pep, conn->info->handle, pdata,
+					len));
+	}
+	conn_free(conn);
+	ofi_listener_put(l);
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int ofi_disconnect(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (ep->state == OFI_EP_CONNECTING || ep->state == OFI_EP_CONNECTED) {
+		fi_shutdown(ep->fep, 0);
+		/* Closing the fid_ep now purges tcp's own FI_SHUTDOWN (and a
+		 * remote one not yet read), so exactly one DISCONNECTED is
+		 * reported: ours. */
+		ofi_ep_teardown(ep);
+		ofi_ep_queue_event(ep, DAPL_TCM_DISCONNECTED, 0);
+	} else if (!ep->pending) {
+		ret = -ENOTCONN;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int ofi_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
+		 struct sockaddr_storage *peer)
+{
+	struct dapl_tdev *dev = ep->dev;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!ep->have_addrs) {
+		ret = -ENOTCONN;
+	} else {
+		if (local)
+			*local = ep->local;
+		if (peer)
+			*peer = ep->peer;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}

@@ -1,0 +1,256 @@
+/* cm_get_event: the progress thread's one call.
+ *
+ * Each call first reads every CQ of the device: tcp 1.17 moves data (RMA
+ * target side included) and notices a peer's disconnect only inside
+ * fi_cq_read, and what it reads goes to the CQ's ready list for cq_poll.
+ * Then it returns a synthesised event (SRQ limit, local disconnect), then
+ * an EQ event.  When nothing is left it calls fi_trywait on the EQ and every CQ
+ * before returning -EAGAIN, so the progress fd (an epoll set holding their
+ * wait fds and our notify eventfd) fires for anything that happens later
+ * and stays quiet otherwise. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "ofi.h"
+
+#define OFI_MAX_ROUNDS 64
+
+static void pump_cqs(struct dapl_tdev *dev)
+{
+	int i;
+
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		pthread_mutex_lock(&cq->lock);
+		ofi_cq_drain(cq);
+		ofi_cq_sweep(cq);
+		ofi_cq_kick(cq);
+		pthread_mutex_unlock(&cq->lock);
+	}
+}
+
+/* The tep behind an EQ entry's fid, if it is the live fid_ep of one.
+ * A closed fid_ep's events are purged by fi_close, so fid is open here. */
+static struct dapl_tep *ep_of(struct dapl_tdev *dev, fid_t fid)
+{
+	struct dapl_tep *ep;
+	struct dapl_tlisten *l;
+
+	if (!fid)
+		return NULL;
+	for (l = dev->listeners; l; l = l->next)
+		if (&l->pep->fid == fid)
+			return NULL;
+	ep = fid->context;
+	if (!ep || !ep->fep || &ep->fep->fid != fid || ep->dev != dev)
+		return NULL;
+	return ep;
+}
+
+static struct dapl_tlisten *listener_of(struct dapl_tdev *dev, fid_t fid)
+{
+	struct dapl_tlisten *l;
+
+	for (l = dev->listeners; l; l = l->next)
+		if (&l->pep->fid == fid)
+			return l;
+	return NULL;
+}
+
+static void set_pdata(struct dapl_tdev *dev, struct dapl_tcm_event *ev,
+		      const void *data, size_t len)
+{
+	if (len > sizeof(dev->pdata))
+		len = sizeof(dev->pdata);
+	if (len)
+		memcpy(dev->pdata, data, len);
+	ev->pdata = dev->pdata;
+	ev->pdata_len = len;
+}
+
+static int on_connreq(struct dapl_tdev *dev, struct fi_eq_cm_entry *e,
+		      size_t datalen, struct dapl_tcm_event *ev)
+{
+	struct dapl_tlisten *l = listener_of(dev, e->fid);
+	struct dapl_tconn *conn;
+
+	if (!l) {
+		fi_freeinfo(e->info);   /* cannot happen: fi_close purges */
+		return 0;
+	}
+	conn = l->dead ? NULL : calloc(1, sizeof(*conn));
+	if (!conn) {
+		/* unlistened (or out of memory): as if nobody listened */
+		fi_reject(l->pep, e->info->handle, NULL, 0);
+		fi_freeinfo(e->info);
+		return 0;
+	}
+	conn->listener = l;
+	conn->info = e->info;
+	conn->next = l->conns;
+	l->conns = conn;
+
+	ev->type = DAPL_TCM_CONNECT_REQUEST;
+	ev->listener = l;
+	ev->conn = conn;
+	set_pdata(dev, ev, e->data, datalen);
+	if (e->info->dest_addr && e->info->dest_addrlen <= sizeof(ev->peer))
+		memcpy(&ev->peer, e->info->dest_addr, e->info->dest_addrlen);
+	return 1;
+}
+
+static int on_event(struct dapl_tdev *dev, uint32_t event, size_t len,
+		    struct dapl_tcm_event *ev)
+{
+	struct fi_eq_cm_entry *e = (struct fi_eq_cm_entry *)dev->eq_buf;
+	size_t datalen = len > sizeof(*e) ? len - sizeof(*e) : 0;
+	struct dapl_tep *ep;
+
+	if (event == FI_CONNREQ)
+		return on_connreq(dev, e, datalen, ev);
+	if (len < sizeof(*e))
+		return 0;
+	ep = ep_of(dev, e->fid);
+	if (!ep)
+		return 0;
+	switch (event) {
+	case FI_CONNECTED:
+		if (ep->state != OFI_EP_CONNECTING)
+			return 0;
+		ofi_ep_established(ep);
+		ev->type = DAPL_TCM_ESTABLISHED;
+		ev->ep = ep;
+		/* the passive side's FI_CONNECTED carries nothing of the peer */
+		set_pdata(dev, ev, e->data, ep->active ? datalen : 0);
+		return 1;
+	case FI_SHUTDOWN:
+		ev->type = ep->state == OFI_EP_CONNECTED ?
+			   DAPL_TCM_DISCONNECTED : DAPL_TCM_CONN_ERROR;
+		ev->status = ep->state == OFI_EP_CONNECTED ? 0 : -ECONNRESET;
+		ev->ep = ep;
+		ofi_ep_teardown(ep);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int on_error(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
+{
+	struct fi_eq_err_entry err;
+	struct dapl_tep *ep;
+	ssize_t n;
+
+	memset(&err, 0, sizeof(err));
+	err.err_data = dev->err_buf;
+	err.err_data_size = sizeof(dev->err_buf);
+	n = fi_eq_readerr(dev->eq, &err, 0);
+	if (n < 0)
+		return n == -FI_EAGAIN ? 0 : ofi_err(n);
+	ep = ep_of(dev, err.fid);
+	if (!ep)
+		return 0;
+	ev->ep = ep;
+	ev->status = -(err.err ? err.err : EIO);
+	if (ep->state == OFI_EP_CONNECTED) {
+		ev->type = DAPL_TCM_DISCONNECTED;
+	} else if (err.err == FI_ECONNREFUSED) {
+		/* peer reject (data in err_data) or no listener (none) */
+		ev->type = DAPL_TCM_REJECTED;
+		set_pdata(dev, ev, err.err_data,
+			  err.err_data ? err.err_data_size : 0);
+	} else {
+		ev->type = DAPL_TCM_CONN_ERROR;
+	}
+	ofi_ep_teardown(ep);
+	return 1;
+}
+
+/* 1: ev is filled; 0: something was consumed, look again; -EAGAIN: the EQ
+ * is empty; other negative: the EQ is broken. */
+static int read_eq(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
+{
+	uint32_t event;
+	ssize_t n;
+
+	n = fi_eq_read(dev->eq, &event, dev->eq_buf, sizeof(dev->eq_buf), 0);
+	if (n == -FI_EAGAIN)
+		return -EAGAIN;
+	if (n == -FI_EAVAIL)
+		return on_error(dev, ev);
+	if (n < 0)
+		return ofi_err(n) ? ofi_err(n) : -EIO;
+	return on_event(dev, event, (size_t)n, ev);
+}
+
+int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
+{
+	int rounds, ret = -EAGAIN;
+	uint64_t v;
+
+	memset(ev, 0, sizeof(*ev));
+	pthread_mutex_lock(&dev->lock);
+	for (rounds = 0; rounds < OFI_MAX_ROUNDS; rounds++) {
+		/* Clear our own wakeup first: whatever is flagged after this
+		 * (an SRQ limit, from a CQ lock) writes it again. */
+		while (read(dev->notify_fd, &v, sizeof(v)) > 0)
+			;
+		pump_cqs(dev);
+
+		ev->srq = ofi_srq_take_limit(dev);
+		if (ev->srq) {
+			ev->type = DAPL_TCM_SRQ_LIMIT;
+			ret = 0;
+			goto out;
+		}
+		if (dev->pend_head) {
+			struct dapl_tep *ep = dev->pend_head;
+
+			ofi_ep_drop_event(ep);
+			ev->type = (enum dapl_tcm_event_type)ep->pend_type;
+			ev->ep = ep;
+			ev->status = ep->pend_status;
+			ret = 0;
+			goto out;
+		}
+		ret = dev->fatal ? -EAGAIN : read_eq(dev, ev);
+		if (ret == 1) {
+			ret = 0;
+			goto out;
+		}
+		if (ret == 0)
+			continue;
+		if (ret != -EAGAIN) {
+			/* The EQ is broken: say so once, then leave it out. */
+			dev->fatal = true;
+			epoll_ctl(dev->epfd, EPOLL_CTL_DEL, dev->eq_fd, NULL);
+			memset(ev, 0, sizeof(*ev));
+			ev->type = DAPL_TCM_DEVICE_FATAL;
+			ev->status = ret;
+			ret = 0;
+			goto out;
+		}
+		/* Nothing pending: let libfabric say whether sleeping on its
+		 * fds is safe (it re-arms them). */
+		if ((dev->fatal ?
+		     fi_trywait(dev->fabric, dev->wait_fids + 1, dev->ncqs) :
+		     fi_trywait(dev->fabric, dev->wait_fids, dev->ncqs + 1)) ==
+		    -FI_EAGAIN)
+			continue;       /* something came meanwhile */
+		ret = -EAGAIN;
+		goto out;
+	}
+	/* Still busy after many rounds: come back rather than hog the lock. */
+	ofi_dev_notify(dev);
+	ret = -EAGAIN;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}

@@ -180,6 +180,11 @@ static int read_eq(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	uint32_t event;
 	ssize_t n;
 
+	/* tcp 1.17 reads a connect response with recv() and, on a short
+	 * read, takes errno as the reason: at EOF (the listening process
+	 * died) a stale EAGAIN makes it ignore the socket forever, which
+	 * stays readable and spins us.  With errno 0 it reports FI_EIO. */
+	errno = 0;
 	n = fi_eq_read(dev->eq, &event, dev->eq_buf, sizeof(dev->eq_buf), 0);
 	if (n == -FI_EAGAIN)
 		return -EAGAIN;

@@ -1211,7 +1211,7 @@ START_TEST(psp_provider_flag)
 END_TEST
 
 /* dat_cr_handoff: to a qual this IA does not listen on (the test process
- * listens there) -> DAT_CONN_QUAL_UNAVAILABLE and the CR stays; to the
+ * listens there) -> DAT_INVALID_PARAMETER|ARG2 and the CR stays; to the
  * server's second PSP -> a new request there, the old handle dead. */
 START_TEST(cr_handoff_to_second_psp)
 {
@@ -1235,7 +1235,8 @@ START_TEST(cr_handoff_to_second_psp)
 	srv_wait_cr(&c);
 	ck_assert_int_eq(c.slot, 0);
 
-	HX_RC_TYPE((DAT_RETURN)srv_rc(C_HANDOFF, (int64_t)mine, 0, NULL), DAT_CONN_QUAL_UNAVAILABLE);
+	HX_RC((DAT_RETURN)srv_rc(C_HANDOFF, (int64_t)mine, 0, NULL),
+	      DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
 	HX_RC((DAT_RETURN)srv_rc(C_HANDOFF, (int64_t)q1, 0, &old_rc), DAT_SUCCESS);
 	HX_RC((DAT_RETURN)old_rc, HX_BADH(DAT_INVALID_HANDLE_CR));
 	srv_wait_cr(&c);

@@ -1721,7 +1721,8 @@ START_TEST(cr_query_accept_reject_handoff)
 
 	hx_ep_create(&x, &c3, -1, -1);
 	cr = request(&c3, qual, 2);
-	HX_RC_TYPE(dat_cr_handoff(cr, hx_free_qual(&x)), DAT_CONN_QUAL_UNAVAILABLE);
+	HX_RC(dat_cr_handoff(cr, hx_free_qual(&x)),
+	      DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2));
 	HX_OK(dat_cr_handoff(cr, qual2));
 	HX_RC(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp), HX_BADH(DAT_INVALID_HANDLE_CR));
 	cr = hx_wait_cr(x.cr, &arr);

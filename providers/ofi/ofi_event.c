@@ -166,6 +166,10 @@ static int on_error(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		ev->type = DAPL_TCM_REJECTED;
 		set_pdata(dev, ev, err.err_data,
 			  err.err_data ? err.err_data_size : 0);
+	} else if (err.err == FI_ENETUNREACH || err.err == FI_EHOSTUNREACH ||
+		   err.err == FI_EADDRNOTAVAIL || err.err == FI_ETIMEDOUT) {
+		/* no route to the peer, or it never answered at all */
+		ev->type = DAPL_TCM_UNREACHABLE;
 	} else {
 		ev->type = DAPL_TCM_CONN_ERROR;
 	}

@@ -8,10 +8,8 @@
  * names is produced for real: a reject by the server, a qual nobody
  * listens on, a request nobody answers, a killed process.
  *
- * Not covered: DAT_CONNECTION_EVENT_UNREACHABLE.  On loopback every
- * address of 127.0.0.0/8 is reachable, and producing "no route" needs an
- * address outside the loopback network (or a network namespace), which
- * these tests do not use. */
+ * DAT_CONNECTION_EVENT_UNREACHABLE needs an address with no route; it is
+ * produced in test_objects.c inside a network namespace of its own. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <stdio.h>

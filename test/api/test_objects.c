@@ -19,6 +19,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <dat/udat.h>
 
@@ -1746,10 +1751,70 @@ START_TEST(cr_query_accept_reject_handoff)
 }
 END_TEST
 
+/* ---- UNREACHABLE ----------------------------------------------------------- */
+
+/* Brings up lo in a network namespace of this test process's own, where
+ * nothing but 127.0.0.0/8 has a route.  False when not permitted. */
+static int private_netns_with_loopback(void)
+{
+	struct ifreq ifr;
+	int fd, ok;
+
+	if (unshare(CLONE_NEWNET) != 0)
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	ok = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	ok = ok && ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
+	close(fd);
+	return ok;
+}
+
+/* A connect to an address with no route (TEST-NET-1, inside a namespace
+ * that has only loopback) ends in DAT_CONNECTION_EVENT_UNREACHABLE, and
+ * the EP can be reset and used again. */
+START_TEST(unreachable_without_route)
+{
+	struct hx_ia u;
+	struct hx_ep e;
+	struct sockaddr_in sa;
+
+	hx_setup();
+	if (!private_netns_with_loopback()) {
+		/* Needs CAP_SYS_ADMIN (CI runs as root); say so loudly. */
+		fprintf(stderr, "unreachable_without_route: no network namespace (not root?); not run\n");
+		return;
+	}
+	hx_ia_open(&u);
+	hx_ep_create(&u, &e, -1, -1);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = 0;
+	ck_assert_int_eq(inet_pton(AF_INET, "192.0.2.1", &sa.sin_addr), 1);
+	HX_OK(dat_ep_connect(e.ep, (DAT_IA_ADDRESS_PTR)&sa, 4242, HX_CONNECT_US,
+			     0, NULL, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	hx_expect_event(e.conn, DAT_CONNECTION_EVENT_UNREACHABLE, e.ep, NULL);
+	HX_EXPECT_STATE(e.ep, DAT_EP_STATE_DISCONNECTED);
+	HX_OK(dat_ep_reset(e.ep));
+	HX_EXPECT_STATE(e.ep, DAT_EP_STATE_UNCONNECTED);
+	hx_ep_free(&e);
+	hx_ia_close(&u);
+}
+END_TEST
+
 static Suite *objects_suite(void)
 {
 	Suite *s = suite_create("objects");
 	TCase *tc;
+
+	tc = tcase_create("unreachable");
+	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
+	tcase_add_test(tc, unreachable_without_route);
+	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ia");
 	tcase_add_checked_fixture(tc, setup, NULL);

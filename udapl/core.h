@@ -83,6 +83,11 @@ struct dapl_ia {
 	struct dapl_sp *sps;                  /* PSPs and RSPs */
 	struct dapl_cr *crs;
 	struct dapl_tcq *spare_cq;            /* for EPs without a DTO EVD */
+	struct dapl_lmr *lmrs;
+	struct dapl_rmr *rmrs;
+	/* lmr_context -> LMR, read without a lock on the DTO path (lmr.c) */
+	struct dapl_lmr *_Atomic *lmr_table;
+	uint16_t *lmr_gen;
 
 	/* cm.c: the progress thread */
 	pthread_t progress;
@@ -190,7 +195,8 @@ struct dapl_ep {
 	uint8_t pdata[256];                   /* peer's accept data, for ESTABLISHED */
 	size_t pdata_len;
 	bool provider_created;                /* made for a PSP_PROVIDER_FLAG request */
-	int recv_posted, request_posted;      /* DTOs not yet completed */
+	struct dapl_dto_slots *req_slots;     /* made with the tep (dto.c) */
+	struct dapl_dto_slots *recv_slots;
 };
 
 /* DAT_INVALID_STATE with the subtype naming state. */
@@ -209,6 +215,59 @@ void dapl_ep_drop_tep(struct dapl_ep *ep);
 struct dapl_ep *dapl_ep_create_for_psp(struct dapl_ia *ia);
 
 void dapl_ep_destroy(struct dapl_ep *ep); /* ia->lock held */
+
+/* ---- lmr.c / rmr.c / dto.c: memory and data transfer ------------------------- */
+
+#define DAPL_LMR_TABLE 65536                  /* lmr_context low 16 bits: the slot */
+
+struct dapl_lmr {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_lmr *next;
+	struct dapl_pz *pz;
+	DAT_LMR_PARAM param;
+	uint64_t addr, len;
+	struct dapl_tmr *tmr;
+	uint32_t lkey;                        /* the transport's local key */
+	int users;                            /* RMRs bound into it */
+};
+
+/* The live LMR named by lmr_context, or NULL.  Lock free. */
+struct dapl_lmr *dapl_lmr_lookup(struct dapl_ia *ia, DAT_LMR_CONTEXT ctx);
+void dapl_lmr_destroy(struct dapl_lmr *lmr);   /* ia->lock held */
+/* Frees the IA's LMR table (close). */
+void dapl_lmr_table_free(struct dapl_ia *ia);
+
+struct dapl_rmr {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_rmr *next;
+	struct dapl_pz *pz;
+	struct dapl_tmw *tmw;
+	struct dapl_lmr *lmr;                 /* bound into, or NULL */
+	DAT_RMR_PARAM param;
+};
+
+void dapl_rmr_destroy(struct dapl_rmr *rmr);   /* ia->lock held */
+
+/* Checks a DTO's local segments and turns them into transport ones.
+ * need: the DAT_MEM_PRIV_LOCAL_* access the operation needs. */
+DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
+			 const DAT_LMR_TRIPLET *iov, unsigned need,
+			 struct dapl_tsge *sge, int *nsge, uint64_t *total);
+
+/* Per-direction request bookkeeping of a transport endpoint (dto.c). */
+struct dapl_dto_slots *dapl_dto_slots_new(struct dapl_ep *ep, uint32_t n);
+/* The EP lets go; the slots live on until every completion is in. */
+void dapl_dto_slots_put(struct dapl_dto_slots *s, bool ep_gone);
+/* Posts a memory-window bind through the EP's request queue (rmr.c). */
+DAT_RETURN dapl_dto_post_bind(struct dapl_ep *ep, struct dapl_rmr *rmr,
+			      struct dapl_lmr *lmr, uint64_t addr,
+			      uint64_t len, unsigned access,
+			      DAT_RMR_COOKIE cookie,
+			      DAT_COMPLETION_FLAGS flags, uint32_t *rkey);
+/* Whether the EP has no DTO outstanding in that direction. */
+bool dapl_dto_idle(const struct dapl_dto_slots *s);
 
 /* ---- psp.c / rsp.c: service points ------------------------------------------ */
 

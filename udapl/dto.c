@@ -1,45 +1,339 @@
-/* Data transfer operations.  Part 2 of the core (LMRs, RMRs, DTOs, SRQs)
- * fills this file in; until then these calls check their handle and say
- * they are not there yet. */
+/* Data transfer: posting DTOs and turning their completions into events.
+ *
+ * Each transport endpoint direction gets a table of request slots; the
+ * context a transport carries is the slot's address.  Slots are claimed
+ * with one compare-and-swap and freed when the completion is converted, so
+ * the post and completion paths allocate nothing and take no lock of the
+ * core's (the transport takes its own, one).  A slot table outlives its
+ * EP until the last completion of it has come back: flushes of a freed EP
+ * are then dropped instead of reading freed memory. */
 #include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 #include "entry.h"
 
-#define PENDING DAT_ERROR(DAT_NOT_IMPLEMENTED, 0)
+#define DTO_MAX_SGE 32
+
+enum dto_kind { DTO_SEND, DTO_RECV, DTO_READ, DTO_WRITE, DTO_BIND };
+
+struct dapl_dto_slot {
+	atomic_bool busy;
+	uint8_t kind;
+	bool suppress;
+	DAT_DTO_COOKIE cookie;
+	uint64_t len;
+	struct dapl_rmr *rmr;
+	struct dapl_dto_slots *table;
+};
+
+struct dapl_dto_slots {
+	struct dapl_ep *ep;
+	atomic_int refs;          /* 1 for the EP + one per slot in use */
+	atomic_bool ep_gone;
+	atomic_uint hint;
+	uint32_t n;
+	struct dapl_dto_slot slot[];
+};
+
+struct dapl_dto_slots *dapl_dto_slots_new(struct dapl_ep *ep, uint32_t n)
+{
+	struct dapl_dto_slots *s;
+	uint32_t i;
+
+	if (n == 0)
+		n = 1;
+	s = calloc(1, sizeof(*s) + n * sizeof(s->slot[0]));
+	if (!s)
+		return NULL;
+	s->ep = ep;
+	s->n = n;
+	atomic_init(&s->refs, 1);
+	for (i = 0; i < n; i++)
+		s->slot[i].table = s;
+	return s;
+}
+
+static void slots_unref(struct dapl_dto_slots *s)
+{
+	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+		free(s);
+}
+
+void dapl_dto_slots_put(struct dapl_dto_slots *s, bool ep_gone)
+{
+	if (!s)
+		return;
+	if (ep_gone)
+		atomic_store(&s->ep_gone, true);
+	slots_unref(s);
+}
+
+bool dapl_dto_idle(const struct dapl_dto_slots *s)
+{
+	return !s || atomic_load(&((struct dapl_dto_slots *)s)->refs) <= 1;
+}
+
+static struct dapl_dto_slot *slot_claim(struct dapl_dto_slots *s)
+{
+	uint32_t start = atomic_fetch_add_explicit(&s->hint, 1, memory_order_relaxed);
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++) {
+		struct dapl_dto_slot *sl = &s->slot[(start + i) % s->n];
+		bool expect = false;
+
+		if (atomic_compare_exchange_strong(&sl->busy, &expect, true)) {
+			atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+			return sl;
+		}
+	}
+	return NULL;
+}
+
+static void slot_release(struct dapl_dto_slot *sl)
+{
+	struct dapl_dto_slots *s = sl->table;
+
+	atomic_store_explicit(&sl->busy, false, memory_order_release);
+	slots_unref(s);
+}
+
+static DAT_DTO_COMPLETION_STATUS wc_status(enum dapl_twc_status st)
+{
+	switch (st) {
+	case DAPL_TWC_SUCCESS: return DAT_DTO_SUCCESS;
+	case DAPL_TWC_FLUSHED: return DAT_DTO_ERR_FLUSHED;
+	case DAPL_TWC_LOCAL_LENGTH: return DAT_DTO_ERR_LOCAL_LENGTH;
+	case DAPL_TWC_LOCAL_PROTECTION: return DAT_DTO_ERR_LOCAL_PROTECTION;
+	case DAPL_TWC_LOCAL_EP: return DAT_DTO_ERR_LOCAL_EP;
+	case DAPL_TWC_REMOTE_ACCESS: return DAT_DTO_ERR_REMOTE_ACCESS;
+	case DAPL_TWC_REMOTE_OP: return DAT_DTO_ERR_REMOTE_RESPONDER;
+	case DAPL_TWC_BAD_RESPONSE: return DAT_DTO_ERR_BAD_RESPONSE;
+	case DAPL_TWC_RETRY_EXCEEDED: return DAT_DTO_ERR_TRANSPORT;
+	case DAPL_TWC_RNR: return DAT_DTO_ERR_RECEIVER_NOT_READY;
+	default: return DAT_DTO_ERR_TRANSPORT;
+	}
+}
 
 bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
 			  DAT_EVENT *ev)
 {
-	(void)evd; (void)wc; (void)ev;
-	return false;  /* nothing is posted yet, so nothing completes */
+	struct dapl_dto_slot *sl = (struct dapl_dto_slot *)(uintptr_t)wc->context;
+	DAT_DTO_COMPLETION_STATUS status;
+	bool deliver;
+
+	if (!sl)
+		return false;
+	status = wc_status(wc->status);
+	deliver = !atomic_load(&sl->table->ep_gone) &&
+		  !(sl->suppress && status == DAT_DTO_SUCCESS);
+	if (deliver) {
+		ev->evd_handle = evd;
+		if (sl->kind == DTO_BIND) {
+			ev->event_number = DAT_RMR_BIND_COMPLETION_EVENT;
+			ev->event_data.rmr_completion_event_data.rmr_handle = sl->rmr;
+			ev->event_data.rmr_completion_event_data.user_cookie = sl->cookie;
+			ev->event_data.rmr_completion_event_data.status =
+				status == DAT_DTO_SUCCESS ? DAT_DTO_SUCCESS :
+				DAT_RMR_OPERATION_FAILED;
+		} else {
+			DAT_DTO_COMPLETION_EVENT_DATA *d =
+				&ev->event_data.dto_completion_event_data;
+
+			ev->event_number = DAT_DTO_COMPLETION_EVENT;
+			d->ep_handle = sl->table->ep;
+			d->user_cookie = sl->cookie;
+			d->status = status;
+			d->transfered_length = sl->kind == DTO_RECV ?
+				(status == DAT_DTO_SUCCESS ? wc->byte_len : 0) :
+				sl->len;
+		}
+	}
+	slot_release(sl);
+	return deliver;
 }
 
-static bool ep_ok(DAT_EP_HANDLE h)
+DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
+			 const DAT_LMR_TRIPLET *iov, unsigned need,
+			 struct dapl_tsge *sge, int *nsge, uint64_t *total)
 {
-	return dapl_handle_get(h, DAT_HANDLE_TYPE_EP) != NULL;
+	struct dapl_lmr *lmr;
+	DAT_COUNT i;
+	int k = 0;
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		const DAT_LMR_TRIPLET *t = &iov[i];
+
+		if (t->segment_length == 0)
+			continue;
+		lmr = dapl_lmr_lookup(ep->ia, t->lmr_context);
+		if (!lmr || lmr->pz != ep->pz || t->virtual_address < lmr->addr ||
+		    t->segment_length > lmr->len ||
+		    t->virtual_address - lmr->addr > lmr->len - t->segment_length)
+			return DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
+		if ((lmr->param.mem_priv & need) != need)
+			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
+		if (t->segment_length > UINT32_MAX)
+			return DAT_ERROR(DAT_LENGTH_ERROR, 0);
+		sge[k].addr = t->virtual_address;
+		sge[k].length = (uint32_t)t->segment_length;
+		sge[k].lkey = lmr->lkey;
+		sge[k].mr = lmr->tmr;
+		*total += t->segment_length;
+		k++;
+	}
+	*nsge = k;
+	return DAT_SUCCESS;
 }
 
-#define EP_CHECK(h) \
-	if (!ep_ok(h)) \
-		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP)
+static struct dapl_ep *ep_get(DAT_EP_HANDLE h)
+{
+	return (struct dapl_ep *)dapl_handle_get(h, DAT_HANDLE_TYPE_EP);
+}
 
-DAT_RETURN dapl_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n,
+#define BAD_EP DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP)
+
+static DAT_RETURN post_error(int err)
+{
+	if (err == -ENOSPC || err == -EAGAIN || err == -ENOMEM)
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+	if (err == -ENOTCONN)
+		return DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED);
+	return dapl_errno_to_dat(err);
+}
+
+/* The checks every request post shares.  Returns the slot to use. */
+static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
+				  DAT_LMR_TRIPLET *iov,
+				  DAT_COMPLETION_FLAGS flags, int flags_arg,
+				  unsigned need, struct dapl_tsge *sge,
+				  int *nsge, uint64_t *total,
+				  struct dapl_dto_slot **slot)
+{
+	const unsigned known = DAT_COMPLETION_SUPPRESS_FLAG |
+		DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+		DAT_COMPLETION_UNSIGNALLED_FLAG |
+		DAT_COMPLETION_BARRIER_FENCE_FLAG;
+	DAT_EP_STATE state = ep->param.ep_state;
+	DAT_RETURN rc;
+
+	if (n < 0 || n > ep->param.ep_attr.max_request_iov || n > DTO_MAX_SGE ||
+	    (n > 0 && !iov))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if ((unsigned)flags & ~known)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + flags_arg - 1);
+	if ((flags & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
+	    !(ep->param.ep_attr.request_completion_flags &
+	      DAT_COMPLETION_UNSIGNALLED_FLAG))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + flags_arg - 1);
+	if (state != DAT_EP_STATE_CONNECTED || !ep->tep || !ep->req_slots)
+		return dapl_ep_state_error(state);
+	if (!ep->request_evd)
+		return DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+	rc = dapl_dto_sges(ep, n, iov, need, sge, nsge, total);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	*slot = slot_claim(ep->req_slots);
+	if (!*slot)
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+	(*slot)->suppress = (flags & (DAT_COMPLETION_SUPPRESS_FLAG |
+				      DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
+	(*slot)->len = *total;
+	(*slot)->rmr = NULL;
+	return DAT_SUCCESS;
+}
+
+static unsigned tpost_flags(DAT_COMPLETION_FLAGS flags)
+{
+	/* Always signalled: the completion gives the slot back; a
+	 * suppressed or unsignalled success just makes no event. */
+	unsigned f = DAPL_TPOST_SIGNALED;
+
+	if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
+		f |= DAPL_TPOST_SOLICITED;
+	if (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG)
+		f |= DAPL_TPOST_FENCE;
+	return f;
+}
+
+DAT_RETURN dapl_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			     DAT_COMPLETION_FLAGS flags)
 {
-	(void)n; (void)iov; (void)cookie; (void)flags;
-	EP_CHECK(ep);
-	return PENDING;
+	struct dapl_ep *ep = ep_get(h);
+	struct dapl_tsge sge[DTO_MAX_SGE];
+	struct dapl_dto_slot *sl;
+	uint64_t total;
+	DAT_RETURN rc;
+	int nsge, err;
+
+	if (!ep)
+		return BAD_EP;
+	rc = request_prepare(ep, n, iov, flags, 5, DAT_MEM_PRIV_LOCAL_READ_FLAG,
+			     sge, &nsge, &total, &sl);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	sl->kind = DTO_SEND;
+	sl->cookie = cookie;
+	err = ep->ia->ops->post_send(ep->tep, sge, nsge, (uint64_t)(uintptr_t)sl,
+				     tpost_flags(flags));
+	if (err) {
+		slot_release(sl);
+		return post_error(err);
+	}
+	return DAT_SUCCESS;
 }
 
-DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n,
-			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
-			     DAT_COMPLETION_FLAGS flags)
+static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+			    DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+			    DAT_COMPLETION_FLAGS flags, bool read)
 {
-	(void)n; (void)iov; (void)cookie; (void)flags;
-	EP_CHECK(ep);
-	return PENDING;
+	struct dapl_ep *ep = ep_get(h);
+	struct dapl_tsge sge[DTO_MAX_SGE];
+	struct dapl_dto_slot *sl;
+	uint64_t total;
+	DAT_RETURN rc;
+	int nsge, err;
+
+	if (!ep)
+		return BAD_EP;
+	if (!remote)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	rc = request_prepare(ep, n, iov, flags, 6,
+			     read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+				    DAT_MEM_PRIV_LOCAL_READ_FLAG,
+			     sge, &nsge, &total, &sl);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	if (total > remote->segment_length) {
+		slot_release(sl);
+		return DAT_ERROR(DAT_LENGTH_ERROR, 0);
+	}
+	sl->kind = read ? DTO_READ : DTO_WRITE;
+	sl->cookie = cookie;
+	if (read)
+		err = ep->ia->ops->post_rdma_read(ep->tep, sge, nsge,
+						  remote->target_address,
+						  remote->rmr_context,
+						  (uint64_t)(uintptr_t)sl,
+						  tpost_flags(flags));
+	else
+		err = ep->ia->ops->post_rdma_write(ep->tep, sge, nsge,
+						   remote->target_address,
+						   remote->rmr_context,
+						   (uint64_t)(uintptr_t)sl,
+						   tpost_flags(flags));
+	if (err) {
+		slot_release(sl);
+		return post_error(err);
+	}
+	return DAT_SUCCESS;
 }
 
 DAT_RETURN dapl_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
@@ -47,9 +341,7 @@ DAT_RETURN dapl_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n,
 				  const DAT_RMR_TRIPLET *remote,
 				  DAT_COMPLETION_FLAGS flags)
 {
-	(void)n; (void)iov; (void)cookie; (void)remote; (void)flags;
-	EP_CHECK(ep);
-	return PENDING;
+	return post_rdma(ep, n, iov, cookie, remote, flags, true);
 }
 
 DAT_RETURN dapl_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
@@ -57,126 +349,92 @@ DAT_RETURN dapl_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 				   const DAT_RMR_TRIPLET *remote,
 				   DAT_COMPLETION_FLAGS flags)
 {
-	(void)n; (void)iov; (void)cookie; (void)remote; (void)flags;
-	EP_CHECK(ep);
-	return PENDING;
+	return post_rdma(ep, n, iov, cookie, remote, flags, false);
 }
 
-DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
-			   DAT_REGION_DESCRIPTION desc, DAT_VLEN len,
-			   DAT_PZ_HANDLE pz, DAT_MEM_PRIV_FLAGS priv,
-			   DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *lmr_context,
-			   DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *reg_len,
-			   DAT_VADDR *reg_addr)
+DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
+			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			     DAT_COMPLETION_FLAGS flags)
 {
-	(void)type; (void)desc; (void)len; (void)pz; (void)priv; (void)lmr;
-	(void)lmr_context; (void)rmr_context; (void)reg_len; (void)reg_addr;
-	if (!dapl_ia_get(ia))
-		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	return PENDING;
+	struct dapl_ep *ep = ep_get(h);
+	struct dapl_tsge sge[DTO_MAX_SGE];
+	struct dapl_dto_slot *sl;
+	DAT_EP_STATE state;
+	uint64_t total;
+	DAT_RETURN rc;
+	int nsge, err;
+
+	if (!ep)
+		return BAD_EP;
+	if (n < 0 || n > ep->param.ep_attr.max_recv_iov || n > DTO_MAX_SGE ||
+	    (n > 0 && !iov))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if ((unsigned)flags & ~(unsigned)(DAT_COMPLETION_SUPPRESS_FLAG |
+					  DAT_COMPLETION_EVD_THRESHOLD_FLAG))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	state = ep->param.ep_state;
+	if (state == DAT_EP_STATE_DISCONNECTED ||
+	    state == DAT_EP_STATE_DISCONNECT_PENDING)
+		return dapl_ep_state_error(state);
+	if (!ep->tep) {
+		/* Receives may come before the connection: make the
+		 * transport endpoint now (under the IA lock, once). */
+		pthread_mutex_lock(&ep->ia->lock);
+		rc = ep->recv_evd ? dapl_ep_ensure_tep(ep) :
+			DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+		pthread_mutex_unlock(&ep->ia->lock);
+		if (rc != DAT_SUCCESS)
+			return rc;
+	}
+	if (!ep->recv_evd)
+		return DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+	rc = dapl_dto_sges(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, sge, &nsge,
+			   &total);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	sl = slot_claim(ep->recv_slots);
+	if (!sl)
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+	sl->kind = DTO_RECV;
+	sl->cookie = cookie;
+	sl->len = total;
+	sl->rmr = NULL;
+	sl->suppress = (flags & DAT_COMPLETION_SUPPRESS_FLAG) != 0;
+	err = ep->ia->ops->post_recv(ep->tep, sge, nsge, (uint64_t)(uintptr_t)sl);
+	if (err) {
+		slot_release(sl);
+		return post_error(err);
+	}
+	return DAT_SUCCESS;
 }
 
-DAT_RETURN dapl_lmr_query(DAT_LMR_HANDLE lmr, DAT_LMR_PARAM_MASK mask,
-			  DAT_LMR_PARAM *param)
+DAT_RETURN dapl_dto_post_bind(struct dapl_ep *ep, struct dapl_rmr *rmr,
+			      struct dapl_lmr *lmr, uint64_t addr,
+			      uint64_t len, unsigned access,
+			      DAT_RMR_COOKIE cookie,
+			      DAT_COMPLETION_FLAGS flags, uint32_t *rkey)
 {
-	(void)lmr; (void)mask; (void)param;
-	return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
-}
+	struct dapl_dto_slot *sl;
+	int err;
 
-DAT_RETURN dapl_lmr_free(DAT_LMR_HANDLE lmr)
-{
-	(void)lmr;
-	return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
-}
-
-DAT_RETURN dapl_lmr_sync_rdma_read(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *iov,
-				   DAT_VLEN n)
-{
-	(void)iov; (void)n;
-	if (!dapl_ia_get(ia))
-		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	return PENDING;
-}
-
-DAT_RETURN dapl_lmr_sync_rdma_write(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *iov,
-				    DAT_VLEN n)
-{
-	(void)iov; (void)n;
-	if (!dapl_ia_get(ia))
-		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	return PENDING;
-}
-
-DAT_RETURN dapl_rmr_create(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr)
-{
-	(void)rmr;
-	if (!dapl_handle_get(pz, DAT_HANDLE_TYPE_PZ))
-		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	return PENDING;
-}
-
-DAT_RETURN dapl_rmr_query(DAT_RMR_HANDLE rmr, DAT_RMR_PARAM_MASK mask,
-			  DAT_RMR_PARAM *param)
-{
-	(void)rmr; (void)mask; (void)param;
-	return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-}
-
-DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE rmr, const DAT_LMR_TRIPLET *iov,
-			 DAT_MEM_PRIV_FLAGS priv, DAT_EP_HANDLE ep,
-			 DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
-			 DAT_RMR_CONTEXT *rmr_context)
-{
-	(void)rmr; (void)iov; (void)priv; (void)ep; (void)cookie; (void)flags;
-	(void)rmr_context;
-	return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-}
-
-DAT_RETURN dapl_rmr_free(DAT_RMR_HANDLE rmr)
-{
-	(void)rmr;
-	return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-}
-
-DAT_RETURN dapl_srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
-			   DAT_SRQ_ATTR *attr, DAT_SRQ_HANDLE *srq)
-{
-	(void)pz; (void)attr; (void)srq;
-	if (!dapl_ia_get(ia))
-		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	return PENDING;
-}
-
-#define NO_SRQ DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ)
-
-DAT_RETURN dapl_srq_free(DAT_SRQ_HANDLE srq)
-{
-	(void)srq;
-	return NO_SRQ;
-}
-
-DAT_RETURN dapl_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n,
-			      DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie)
-{
-	(void)srq; (void)n; (void)iov; (void)cookie;
-	return NO_SRQ;
-}
-
-DAT_RETURN dapl_srq_query(DAT_SRQ_HANDLE srq, DAT_SRQ_PARAM_MASK mask,
-			  DAT_SRQ_PARAM *param)
-{
-	(void)srq; (void)mask; (void)param;
-	return NO_SRQ;
-}
-
-DAT_RETURN dapl_srq_resize(DAT_SRQ_HANDLE srq, DAT_COUNT qlen)
-{
-	(void)srq; (void)qlen;
-	return NO_SRQ;
-}
-
-DAT_RETURN dapl_srq_set_lw(DAT_SRQ_HANDLE srq, DAT_COUNT lw)
-{
-	(void)srq; (void)lw;
-	return NO_SRQ;
+	if (ep->param.ep_state != DAT_EP_STATE_CONNECTED || !ep->tep ||
+	    !ep->req_slots)
+		return dapl_ep_state_error(ep->param.ep_state);
+	sl = slot_claim(ep->req_slots);
+	if (!sl)
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+	sl->kind = DTO_BIND;
+	sl->cookie = cookie;
+	sl->len = 0;
+	sl->rmr = rmr;
+	sl->suppress = (flags & (DAT_COMPLETION_SUPPRESS_FLAG |
+				 DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
+	err = ep->ia->ops->mw_bind(ep->tep, rmr->tmw, lmr ? lmr->tmr : NULL,
+				   addr, len, access, (uint64_t)(uintptr_t)sl,
+				   tpost_flags(flags), rkey);
+	if (err) {
+		slot_release(sl);
+		return post_error(err);
+	}
+	return DAT_SUCCESS;
 }

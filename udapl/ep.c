@@ -255,6 +255,13 @@ static struct dapl_tcq *spare_cq(struct dapl_ia *ia)
 	return ia->spare_cq;
 }
 
+static void drop_slots(struct dapl_ep *ep, bool ep_gone)
+{
+	dapl_dto_slots_put(ep->req_slots, ep_gone);
+	dapl_dto_slots_put(ep->recv_slots, ep_gone);
+	ep->req_slots = ep->recv_slots = NULL;
+}
+
 DAT_RETURN dapl_ep_ensure_tep(struct dapl_ep *ep)
 {
 	struct dapl_ia *ia = ep->ia;
@@ -276,21 +283,36 @@ DAT_RETURN dapl_ep_ensure_tep(struct dapl_ep *ep)
 	ta.max_recv_wr = (uint32_t)a->max_recv_dtos;
 	ta.max_send_sge = (uint32_t)(a->max_request_iov ? a->max_request_iov : 1);
 	ta.max_recv_sge = (uint32_t)(a->max_recv_iov ? a->max_recv_iov : 1);
+	ep->req_slots = dapl_dto_slots_new(ep, ta.max_send_wr);
+	ep->recv_slots = dapl_dto_slots_new(ep, ta.max_recv_wr);
+	if (!ep->req_slots || !ep->recv_slots) {
+		drop_slots(ep, false);
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	}
 	err = ia->ops->ep_create(ep->pz->tpd, scq, rcq, NULL, &ta, &ep->tep);
 	if (err) {
 		ep->tep = NULL;
+		drop_slots(ep, false);
 		return DAT_ERROR(dapl_errno_to_dat(err), DAT_RESOURCE_TEP);
 	}
 	return DAT_SUCCESS;
 }
 
-void dapl_ep_drop_tep(struct dapl_ep *ep)
+/* The transport endpoint goes; its flushed requests are still in the CQs
+ * and deliver events (for a freed EP, ep_gone: they are dropped). */
+static void drop_tep(struct dapl_ep *ep, bool ep_gone)
 {
 	if (ep->tep) {
 		ep->ia->ops->ep_destroy(ep->tep);
 		ep->tep = NULL;
 	}
+	drop_slots(ep, ep_gone);
 	ep->deadline_ns = 0;
+}
+
+void dapl_ep_drop_tep(struct dapl_ep *ep)
+{
+	drop_tep(ep, false);
 }
 
 /* Unlinks and frees ep whatever its state; the peer of a live connection
@@ -302,7 +324,7 @@ void dapl_ep_destroy(struct dapl_ep *ep)
 
 	if (ep->param.ep_state == DAT_EP_STATE_CONNECTED && ep->tep)
 		ia->ops->disconnect(ep->tep);
-	dapl_ep_drop_tep(ep);
+	drop_tep(ep, true);
 	if (ep->cr) {
 		ep->cr->ep = NULL;
 		ep->cr->param.local_ep_handle = DAT_HANDLE_NULL;
@@ -598,9 +620,9 @@ DAT_RETURN dapl_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state,
 	if (state)
 		*state = ep->param.ep_state;
 	if (recv_idle)
-		*recv_idle = ep->recv_posted == 0 ? DAT_TRUE : DAT_FALSE;
+		*recv_idle = dapl_dto_idle(ep->recv_slots) ? DAT_TRUE : DAT_FALSE;
 	if (request_idle)
-		*request_idle = ep->request_posted == 0 ? DAT_TRUE : DAT_FALSE;
+		*request_idle = dapl_dto_idle(ep->req_slots) ? DAT_TRUE : DAT_FALSE;
 	pthread_mutex_unlock(&ep->ia->lock);
 	return DAT_SUCCESS;
 }

@@ -118,7 +118,8 @@ static bool ia_in_use(struct dapl_ia *ia)
 {
 	struct dapl_evd *e;
 
-	if (ia->pzs || ia->cnos || ia->eps || ia->sps || ia->crs)
+	if (ia->pzs || ia->cnos || ia->eps || ia->sps || ia->crs ||
+	    ia->lmrs || ia->rmrs)
 		return true;
 	for (e = ia->evds; e; e = e->next)
 		if (!(ia->async_evd_ours && e == ia->async_evd))
@@ -152,6 +153,10 @@ DAT_RETURN dapl_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 		dapl_sp_destroy(ia->sps);
 	while (ia->eps)
 		dapl_ep_destroy(ia->eps);
+	while (ia->rmrs)
+		dapl_rmr_destroy(ia->rmrs);
+	while (ia->lmrs)
+		dapl_lmr_destroy(ia->lmrs);
 	while (ia->evds)
 		dapl_evd_destroy(ia->evds);
 	while (ia->cnos)
@@ -160,6 +165,7 @@ DAT_RETURN dapl_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 		dapl_pz_destroy(ia->pzs);
 	if (ia->spare_cq)
 		ia->ops->cq_destroy(ia->spare_cq);
+	dapl_lmr_table_free(ia);
 	ia->async_evd = NULL;
 	pthread_mutex_unlock(&ia->lock);
 	ia_release(ia);
@@ -227,7 +233,6 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 	a->lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_LMR;
 	a->iov_ownership_on_return = DAT_IOV_CONSUMER;
 	a->dat_qos_supported = DAT_QOS_BEST_EFFORT;
-	a->completion_flags_supported = DAT_COMPLETION_DEFAULT_FLAG;
 	a->is_thread_safe = DAT_FALSE;
 	a->max_private_data_size = dapl_ia_max_pdata(ia);
 	a->supports_multipath = DAT_FALSE;
@@ -239,7 +244,12 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 	for (i = 0; i < 6; i++)
 		for (j = 0; j < 6; j++)
 			merge[i][j] = DAT_TRUE;
-	a->srq_supported = ia->dev_attr.max_srq ? DAT_TRUE : DAT_FALSE;
+	a->completion_flags_supported = DAT_COMPLETION_SUPPRESS_FLAG |
+		DAT_COMPLETION_UNSIGNALLED_FLAG |
+		DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+		DAT_COMPLETION_BARRIER_FENCE_FLAG;
+	a->lmr_sync_req = DAT_FALSE;
+	a->srq_supported = DAT_FALSE;   /* not yet: see udapl/srq.c */
 }
 
 DAT_RETURN dapl_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,

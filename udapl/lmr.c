@@ -1,0 +1,274 @@
+/* Local memory regions.  A consumer names an LMR in its DTOs by
+ * lmr_context, which libdat hands out itself: the slot of the LMR in the
+ * IA's table (low 16 bits) and that slot's generation (high 16), so the
+ * DTO path finds the LMR with one load and no lock, and a stale context
+ * never finds a newer LMR. */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "entry.h"
+
+#define BAD_LMR DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR)
+#define SLOT_MASK (DAPL_LMR_TABLE - 1)
+
+static struct dapl_lmr *lmr_get(DAT_LMR_HANDLE h)
+{
+	return (struct dapl_lmr *)dapl_handle_get(h, DAT_HANDLE_TYPE_LMR);
+}
+
+struct dapl_lmr *dapl_lmr_lookup(struct dapl_ia *ia, DAT_LMR_CONTEXT ctx)
+{
+	struct dapl_lmr *lmr;
+
+	if (!ia->lmr_table)
+		return NULL;
+	lmr = atomic_load_explicit(&ia->lmr_table[ctx & SLOT_MASK],
+				   memory_order_acquire);
+	/* A freed LMR stays readable in quarantine, so these reads are safe
+	 * even when it died since the load. */
+	if (!lmr || lmr->h.magic != dapl_magic(DAT_HANDLE_TYPE_LMR) ||
+	    lmr->param.lmr_context != ctx)
+		return NULL;
+	return lmr;
+}
+
+void dapl_lmr_table_free(struct dapl_ia *ia)
+{
+	free((void *)ia->lmr_table);
+	free(ia->lmr_gen);
+	ia->lmr_table = NULL;
+	ia->lmr_gen = NULL;
+}
+
+/* A free slot's context, or 0 when the table is full.  ia->lock held. */
+static DAT_LMR_CONTEXT slot_take(struct dapl_ia *ia)
+{
+	uint32_t i;
+
+	if (!ia->lmr_table) {
+		ia->lmr_table = calloc(DAPL_LMR_TABLE, sizeof(*ia->lmr_table));
+		ia->lmr_gen = calloc(DAPL_LMR_TABLE, sizeof(*ia->lmr_gen));
+		if (!ia->lmr_table || !ia->lmr_gen) {
+			dapl_lmr_table_free(ia);
+			return 0;
+		}
+	}
+	/* Slot 0 is never used, so no context is 0. */
+	for (i = 1; i < DAPL_LMR_TABLE; i++) {
+		if (!atomic_load_explicit(&ia->lmr_table[i], memory_order_relaxed)) {
+			ia->lmr_gen[i]++;
+			return ((DAT_LMR_CONTEXT)ia->lmr_gen[i] << 16) | i;
+		}
+	}
+	return 0;
+}
+
+static unsigned priv_to_access(DAT_MEM_PRIV_FLAGS priv)
+{
+	unsigned a = 0;
+
+	if (priv & DAT_MEM_PRIV_LOCAL_READ_FLAG)
+		a |= DAPL_TACCESS_LOCAL_READ;
+	if (priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)
+		a |= DAPL_TACCESS_LOCAL_WRITE;
+	if (priv & DAT_MEM_PRIV_REMOTE_READ_FLAG)
+		a |= DAPL_TACCESS_REMOTE_READ;
+	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+		a |= DAPL_TACCESS_REMOTE_WRITE;
+	return a;
+}
+
+DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
+			   DAT_REGION_DESCRIPTION desc, DAT_VLEN len,
+			   DAT_PZ_HANDLE pz_h, DAT_MEM_PRIV_FLAGS priv,
+			   DAT_LMR_HANDLE *out, DAT_LMR_CONTEXT *lmr_context,
+			   DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *reg_len,
+			   DAT_VADDR *reg_addr)
+{
+	struct dapl_ia *ia = dapl_ia_get(ia_h);
+	struct dapl_lmr *lmr, *src;
+	struct dapl_pz *pz;
+	uint64_t addr;
+	uint32_t rkey = 0;
+	DAT_LMR_CONTEXT ctx;
+	DAT_RETURN rc = DAT_SUCCESS;
+	int err;
+
+	if (!ia)
+		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	if (type != DAT_MEM_TYPE_VIRTUAL && type != DAT_MEM_TYPE_LMR)
+		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
+	if ((unsigned)priv & ~(unsigned)DAT_MEM_PRIV_ALL_FLAG)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	if (!out)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+
+	pthread_mutex_lock(&ia->lock);
+	if (type == DAT_MEM_TYPE_VIRTUAL) {
+		if (!desc.for_va) {
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+			goto out;
+		}
+		if (len == 0) {
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+			goto out;
+		}
+		addr = (uint64_t)(uintptr_t)desc.for_va;
+	} else {
+		/* A second registration of exactly the memory of src. */
+		src = lmr_get(desc.for_lmr_handle);
+		if (!src || src->ia != ia) {
+			rc = BAD_LMR;
+			goto out;
+		}
+		addr = src->addr;
+		len = src->len;
+	}
+	pz = (struct dapl_pz *)dapl_handle_get(pz_h, DAT_HANDLE_TYPE_PZ);
+	if (!pz || pz->ia != ia) {
+		rc = DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+		goto out;
+	}
+	ctx = slot_take(ia);
+	if (!ctx) {
+		rc = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
+		goto out;
+	}
+	lmr = dapl_handle_alloc(&ia->prov->table, DAT_HANDLE_TYPE_LMR,
+				sizeof(*lmr), ia);
+	if (!lmr) {
+		rc = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+		goto out;
+	}
+	err = ia->ops->mr_reg(pz->tpd, (void *)(uintptr_t)addr, len,
+			      priv_to_access(priv), &lmr->tmr, &lmr->lkey, &rkey);
+	if (err) {
+		dapl_handle_free(lmr);
+		rc = DAT_ERROR(dapl_errno_to_dat(err), DAT_RESOURCE_MEMORY_REGION);
+		goto out;
+	}
+	lmr->ia = ia;
+	lmr->pz = pz;
+	lmr->addr = addr;
+	lmr->len = len;
+	lmr->param.ia_handle = ia;
+	lmr->param.mem_type = type;
+	lmr->param.region_desc = desc;
+	lmr->param.length = len;
+	lmr->param.pz_handle = pz;
+	lmr->param.mem_priv = priv;
+	lmr->param.lmr_context = ctx;
+	lmr->param.rmr_context = rkey;
+	lmr->param.registered_size = len;
+	lmr->param.registered_address = addr;
+	pz->users++;
+	lmr->next = ia->lmrs;
+	ia->lmrs = lmr;
+	atomic_store_explicit(&ia->lmr_table[ctx & SLOT_MASK], lmr,
+			      memory_order_release);
+	*out = lmr;
+	if (lmr_context)
+		*lmr_context = ctx;
+	if (rmr_context)
+		*rmr_context = rkey;
+	if (reg_len)
+		*reg_len = len;
+	if (reg_addr)
+		*reg_addr = addr;
+out:
+	pthread_mutex_unlock(&ia->lock);
+	return rc;
+}
+
+DAT_RETURN dapl_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask,
+			  DAT_LMR_PARAM *param)
+{
+	struct dapl_lmr *lmr = lmr_get(h);
+
+	(void)mask;
+	if (!lmr)
+		return BAD_LMR;
+	if (!param)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	*param = lmr->param;
+	return DAT_SUCCESS;
+}
+
+void dapl_lmr_destroy(struct dapl_lmr *lmr)
+{
+	struct dapl_ia *ia = lmr->ia;
+	struct dapl_lmr **pp;
+
+	atomic_store_explicit(&ia->lmr_table[lmr->param.lmr_context & SLOT_MASK],
+			      NULL, memory_order_release);
+	ia->ops->mr_dereg(lmr->tmr);
+	lmr->pz->users--;
+	for (pp = &ia->lmrs; *pp; pp = &(*pp)->next)
+		if (*pp == lmr) {
+			*pp = lmr->next;
+			break;
+		}
+	dapl_handle_free(lmr);
+}
+
+DAT_RETURN dapl_lmr_free(DAT_LMR_HANDLE h)
+{
+	struct dapl_lmr *lmr = lmr_get(h);
+	struct dapl_ia *ia;
+	DAT_RETURN rc = DAT_SUCCESS;
+
+	if (!lmr)
+		return BAD_LMR;
+	ia = lmr->ia;
+	pthread_mutex_lock(&ia->lock);
+	if (!lmr_get(h))
+		rc = BAD_LMR;
+	else if (lmr->users > 0)
+		rc = DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_LMR_IN_USE);
+	else
+		dapl_lmr_destroy(lmr);
+	pthread_mutex_unlock(&ia->lock);
+	return rc;
+}
+
+/* Memory is coherent here (provider_attr.lmr_sync_req is false): syncing
+ * is checking that the triplets name memory of live LMRs. */
+static DAT_RETURN lmr_sync(DAT_IA_HANDLE ia_h, const DAT_LMR_TRIPLET *iov,
+			   DAT_VLEN n)
+{
+	struct dapl_ia *ia = dapl_ia_get(ia_h);
+	struct dapl_lmr *lmr;
+	DAT_VLEN i;
+
+	if (!ia)
+		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
+	if (n > 0 && !iov)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	for (i = 0; i < n; i++) {
+		if (iov[i].segment_length == 0)
+			continue;
+		lmr = dapl_lmr_lookup(ia, iov[i].lmr_context);
+		if (!lmr || iov[i].virtual_address < lmr->addr ||
+		    iov[i].segment_length > lmr->len ||
+		    iov[i].virtual_address - lmr->addr >
+			    lmr->len - iov[i].segment_length)
+			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN dapl_lmr_sync_rdma_read(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *iov,
+				   DAT_VLEN n)
+{
+	return lmr_sync(ia, iov, n);
+}
+
+DAT_RETURN dapl_lmr_sync_rdma_write(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *iov,
+				    DAT_VLEN n)
+{
+	return lmr_sync(ia, iov, n);
+}

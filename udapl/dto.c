@@ -172,13 +172,17 @@ DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
 
 		if (t->segment_length == 0)
 			continue;
+		/* The codes DAT 1.2 gives: an unknown LMR or a missing
+		 * privilege, a PZ mismatch, memory outside the LMR. */
 		lmr = dapl_lmr_lookup(ep->ia, t->lmr_context);
-		if (!lmr || lmr->pz != ep->pz || t->virtual_address < lmr->addr ||
+		if (!lmr || (lmr->param.mem_priv & need) != need)
+			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
+		if (lmr->pz != ep->pz)
+			return DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
+		if (t->virtual_address < lmr->addr ||
 		    t->segment_length > lmr->len ||
 		    t->virtual_address - lmr->addr > lmr->len - t->segment_length)
-			return DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
-		if ((lmr->param.mem_priv & need) != need)
-			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
+			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 		if (t->segment_length > UINT32_MAX)
 			return DAT_ERROR(DAT_LENGTH_ERROR, 0);
 		sge[k].addr = t->virtual_address;
@@ -232,6 +236,8 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	    !(ep->param.ep_attr.request_completion_flags &
 	      DAT_COMPLETION_UNSIGNALLED_FLAG))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + flags_arg - 1);
+	if (state == DAT_EP_STATE_DISCONNECTED && ep->request_evd)
+		return DAT_ERROR(DAT_QUEUE_EMPTY, 0);  /* see flush_at_once */
 	if (state != DAT_EP_STATE_CONNECTED || !ep->tep || !ep->req_slots)
 		return dapl_ep_state_error(state);
 	if (!ep->request_evd)
@@ -247,6 +253,29 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	(*slot)->len = *total;
 	(*slot)->rmr = NULL;
 	return DAT_SUCCESS;
+}
+
+/* DAT 1.2: a DTO posted on a DISCONNECTED EP is accepted and flushed at
+ * once.  request_prepare says so with DAT_QUEUE_EMPTY (never a real
+ * answer of a post). */
+static DAT_RETURN flush_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
+				DAT_DTO_COOKIE cookie)
+{
+	DAT_EVENT ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.event_number = DAT_DTO_COMPLETION_EVENT;
+	ev.evd_handle = evd;
+	ev.event_data.dto_completion_event_data.ep_handle = ep;
+	ev.event_data.dto_completion_event_data.user_cookie = cookie;
+	ev.event_data.dto_completion_event_data.status = DAT_DTO_ERR_FLUSHED;
+	dapl_evd_post(evd, &ev);
+	return DAT_SUCCESS;
+}
+
+static bool is_flush_now(DAT_RETURN rc)
+{
+	return DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY;
 }
 
 static unsigned tpost_flags(DAT_COMPLETION_FLAGS flags)
@@ -277,6 +306,8 @@ DAT_RETURN dapl_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 		return BAD_EP;
 	rc = request_prepare(ep, n, iov, flags, 5, DAT_MEM_PRIV_LOCAL_READ_FLAG,
 			     sge, &nsge, &total, &sl);
+	if (is_flush_now(rc))
+		return flush_at_once(ep, ep->request_evd, cookie);
 	if (rc != DAT_SUCCESS)
 		return rc;
 	sl->kind = DTO_SEND;
@@ -309,6 +340,8 @@ static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			     read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
 				    DAT_MEM_PRIV_LOCAL_READ_FLAG,
 			     sge, &nsge, &total, &sl);
+	if (is_flush_now(rc))
+		return flush_at_once(ep, ep->request_evd, cookie);
 	if (rc != DAT_SUCCESS)
 		return rc;
 	if (total > remote->segment_length) {
@@ -370,12 +403,20 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	    (n > 0 && !iov))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if ((unsigned)flags & ~(unsigned)(DAT_COMPLETION_SUPPRESS_FLAG |
+					  DAT_COMPLETION_UNSIGNALLED_FLAG |
 					  DAT_COMPLETION_EVD_THRESHOLD_FLAG))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	if ((flags & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
+	    !(ep->param.ep_attr.recv_completion_flags &
+	      DAT_COMPLETION_UNSIGNALLED_FLAG))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	state = ep->param.ep_state;
-	if (state == DAT_EP_STATE_DISCONNECTED ||
-	    state == DAT_EP_STATE_DISCONNECT_PENDING)
-		return dapl_ep_state_error(state);
+	if ((state == DAT_EP_STATE_DISCONNECTED ||
+	     state == DAT_EP_STATE_DISCONNECT_PENDING) && ep->recv_evd) {
+		rc = dapl_dto_sges(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+				   sge, &nsge, &total);
+		return rc == DAT_SUCCESS ? flush_at_once(ep, ep->recv_evd, cookie) : rc;
+	}
 	if (!ep->tep) {
 		/* Receives may come before the connection: make the
 		 * transport endpoint now (under the IA lock, once). */
@@ -399,7 +440,8 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	sl->cookie = cookie;
 	sl->len = total;
 	sl->rmr = NULL;
-	sl->suppress = (flags & DAT_COMPLETION_SUPPRESS_FLAG) != 0;
+	sl->suppress = (flags & (DAT_COMPLETION_SUPPRESS_FLAG |
+				 DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
 	err = ep->ia->ops->post_recv(ep->tep, sge, nsge, (uint64_t)(uintptr_t)sl);
 	if (err) {
 		slot_release(sl);

@@ -162,7 +162,9 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 	lmr->param.pz_handle = pz;
 	lmr->param.mem_priv = priv;
 	lmr->param.lmr_context = ctx;
-	lmr->param.rmr_context = rkey;
+	/* DAT 1.2: no remote privilege, no rmr_context. */
+	lmr->param.rmr_context = (priv & (DAT_MEM_PRIV_REMOTE_READ_FLAG |
+					  DAT_MEM_PRIV_REMOTE_WRITE_FLAG)) ? rkey : 0;
 	lmr->param.registered_size = len;
 	lmr->param.registered_address = addr;
 	pz->users++;
@@ -174,7 +176,7 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 	if (lmr_context)
 		*lmr_context = ctx;
 	if (rmr_context)
-		*rmr_context = rkey;
+		*rmr_context = lmr->param.rmr_context;
 	if (reg_len)
 		*reg_len = len;
 	if (reg_addr)

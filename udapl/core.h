@@ -266,6 +266,9 @@ DAT_RETURN dapl_dto_post_bind(struct dapl_ep *ep, struct dapl_rmr *rmr,
 			      uint64_t len, unsigned access,
 			      DAT_RMR_COOKIE cookie,
 			      DAT_COMPLETION_FLAGS flags, uint32_t *rkey);
+/* Receives an EP holds and the bytes of their buffers. */
+void dapl_dto_recv_query(const struct dapl_dto_slots *s, DAT_COUNT *nbufs,
+			 DAT_COUNT *span);
 /* Whether the EP has no DTO outstanding in that direction. */
 bool dapl_dto_idle(const struct dapl_dto_slots *s);
 

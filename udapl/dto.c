@@ -236,8 +236,11 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	    !(ep->param.ep_attr.request_completion_flags &
 	      DAT_COMPLETION_UNSIGNALLED_FLAG))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + flags_arg - 1);
-	if (state == DAT_EP_STATE_DISCONNECTED && ep->request_evd)
-		return DAT_ERROR(DAT_QUEUE_EMPTY, 0);  /* see flush_at_once */
+	if (state == DAT_EP_STATE_DISCONNECTED && ep->request_evd) {
+		rc = dapl_dto_sges(ep, n, iov, need, sge, nsge, total);
+		/* accepted, to be flushed at once: see flush_at_once */
+		return rc == DAT_SUCCESS ? DAT_ERROR(DAT_QUEUE_EMPTY, 0) : rc;
+	}
 	if (state != DAT_EP_STATE_CONNECTED || !ep->tep || !ep->req_slots)
 		return dapl_ep_state_error(state);
 	if (!ep->request_evd)
@@ -479,4 +482,23 @@ DAT_RETURN dapl_dto_post_bind(struct dapl_ep *ep, struct dapl_rmr *rmr,
 		return post_error(err);
 	}
 	return DAT_SUCCESS;
+}
+
+void dapl_dto_recv_query(const struct dapl_dto_slots *s, DAT_COUNT *nbufs,
+			 DAT_COUNT *span)
+{
+	DAT_COUNT n = 0;
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	for (i = 0; s && i < s->n; i++) {
+		if (atomic_load(&((struct dapl_dto_slots *)s)->slot[i].busy)) {
+			n++;
+			bytes += s->slot[i].len;
+		}
+	}
+	if (nbufs)
+		*nbufs = n;
+	if (span)
+		*span = bytes > INT32_MAX ? INT32_MAX : (DAT_COUNT)bytes;
 }

@@ -658,18 +658,23 @@ DAT_RETURN dapl_ep_reset(DAT_EP_HANDLE h)
 DAT_RETURN dapl_ep_recv_query(DAT_EP_HANDLE h, DAT_COUNT *nbufs,
 			      DAT_COUNT *span)
 {
-	(void)nbufs; (void)span;
-	if (!ep_get(h))
+	struct dapl_ep *ep = ep_get(h);
+
+	if (!ep)
 		return BAD_EP;
-	/* Receive-buffer accounting arrives with part 2 (data transfer). */
-	return DAT_ERROR(DAT_NOT_IMPLEMENTED, 0);
+	pthread_mutex_lock(&ep->ia->lock);
+	dapl_dto_recv_query(ep->recv_slots, nbufs, span);
+	pthread_mutex_unlock(&ep->ia->lock);
+	return DAT_SUCCESS;
 }
 
+/* EP high watermarks belong with shared receive queues, which libdat
+ * does not offer yet; DAT 1.2 allows this answer. */
 DAT_RETURN dapl_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft,
 				 DAT_COUNT hard)
 {
 	(void)soft; (void)hard;
 	if (!ep_get(h))
 		return BAD_EP;
-	return DAT_ERROR(DAT_NOT_IMPLEMENTED, 0);
+	return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
 }

@@ -123,17 +123,30 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 		rc = DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
 		goto out;
 	}
+	if ((flags & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
+	    !(ep->param.ep_attr.request_completion_flags &
+	      DAT_COMPLETION_UNSIGNALLED_FLAG)) {
+		rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		goto out;
+	}
 	if (!ep->request_evd) {
 		rc = DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
 		goto out;
 	}
 	if (iov->segment_length > 0) {
 		lmr = dapl_lmr_lookup(ia, iov->lmr_context);
-		if (!lmr || lmr->pz != rmr->pz ||
-		    iov->virtual_address < lmr->addr ||
+		if (!lmr) {
+			rc = DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
+			goto out;
+		}
+		if (lmr->pz != rmr->pz) {
+			rc = DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
+			goto out;
+		}
+		if (iov->virtual_address < lmr->addr ||
 		    iov->segment_length > lmr->len ||
 		    iov->virtual_address - lmr->addr > lmr->len - iov->segment_length) {
-			rc = DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 			goto out;
 		}
 	}

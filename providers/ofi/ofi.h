@@ -138,6 +138,7 @@ struct dapl_tep {
 	struct fid_ep *fep;
 	enum ofi_ep_state state;
 	bool active;                    /* this attempt was a connect */
+	bool faulted;                   /* a DTO failed with a real error */
 	bool have_addrs;
 	struct sockaddr_storage local, peer;
 	/* a synthesised event waiting for cm_get_event (dev->lock) */

@@ -139,6 +139,10 @@ void ofi_slot_complete(struct ofi_slot *s, enum dapl_twc_status status,
 		q->reads--;
 	s->state = OFI_SLOT_DONE;
 	s->status = (uint8_t)status;
+	/* An error other than a flush broke the connection: its end is
+	 * reported as CONN_ERROR (BROKEN), not as a disconnect. */
+	if (status != DAPL_TWC_SUCCESS && status != DAPL_TWC_FLUSHED && q->ep)
+		q->ep->faulted = true;
 	s->byte_len = status == DAPL_TWC_SUCCESS ? byte_len : 0;
 	s->vendor_err = vendor_err;
 	if (q->is_send && q->reads == 0 && q->submit != q->tail && q->ep &&

@@ -281,6 +281,7 @@ int ofi_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		goto out;
 	}
 	ep->active = true;
+	ep->faulted = false;
 	ep->have_addrs = false;
 	set_state(ep, fep, OFI_EP_CONNECTING);
 out:
@@ -343,6 +344,7 @@ int ofi_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		goto out;
 	}
 	ep->active = false;
+	ep->faulted = false;
 	ep->have_addrs = false;
 	set_state(ep, fep, OFI_EP_CONNECTING);
 	goto out;

@@ -131,7 +131,7 @@ static int on_event(struct dapl_tdev *dev, uint32_t event, size_t len,
 		set_pdata(dev, ev, e->data, ep->active ? datalen : 0);
 		return 1;
 	case FI_SHUTDOWN:
-		ev->type = ep->state == OFI_EP_CONNECTED ?
+		ev->type = ep->state == OFI_EP_CONNECTED && !ep->faulted ?
 			   DAPL_TCM_DISCONNECTED : DAPL_TCM_CONN_ERROR;
 		ev->status = ep->state == OFI_EP_CONNECTED ? 0 : -ECONNRESET;
 		ev->ep = ep;
@@ -160,7 +160,7 @@ static int on_error(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	ev->ep = ep;
 	ev->status = -(err.err ? err.err : EIO);
 	if (ep->state == OFI_EP_CONNECTED) {
-		ev->type = DAPL_TCM_DISCONNECTED;
+		ev->type = ep->faulted ? DAPL_TCM_CONN_ERROR : DAPL_TCM_DISCONNECTED;
 	} else if (err.err == FI_ECONNREFUSED) {
 		/* peer reject (data in err_data) or no listener (none) */
 		ev->type = DAPL_TCM_REJECTED;

@@ -255,6 +255,19 @@ DAT_RETURN dapl_evd_post_async(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
 /* ---- create / free ------------------------------------------------------- */
 
 /* Gives back what an EVD holds once nobody can reach it. */
+/* Completions still in the CQ (flushes of EPs already gone) are
+ * converted and dropped, so what they hold is given back. */
+static void cq_drain(struct dapl_evd *evd)
+{
+	struct dapl_twc wc[EVD_POLL_BATCH];
+	DAT_EVENT ev;
+	int n, i;
+
+	while ((n = evd->ia->ops->cq_poll(evd->cq, wc, EVD_POLL_BATCH)) > 0)
+		for (i = 0; i < n; i++)
+			dapl_dto_wc_to_event(evd, &wc[i], &ev);
+}
+
 static void evd_release(struct dapl_evd *evd)
 {
 	free(evd->ring);
@@ -286,6 +299,7 @@ static bool evd_teardown(struct dapl_evd *evd)
 		evd->cno = NULL;
 	}
 	if (evd->cq) {
+		cq_drain(evd);
 		ia->ops->cq_destroy(evd->cq);
 		evd->cq = NULL;
 	}

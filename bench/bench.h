@@ -1,0 +1,100 @@
+/* dat_bench: the interface between the measurement loops (dat_bench.c) and
+ * the two stacks they drive: libdat through the public DAT API
+ * (dat_bench.c) and raw libfabric (raw_ofi_bench.c).
+ *
+ * Both stacks implement the same few primitives, and the one copy of each
+ * pattern (send/recv ping-pong, RDMA Write ping-pong, RDMA Write
+ * streaming) calls them, so DAT and raw run exactly the same loop.
+ *
+ * Memory of one connection, registered as one region:
+ *
+ *	tx   [max_size]              source of every send and RDMA Write
+ *	rx   [max_size]              where the peer's RDMA Writes land (polled)
+ *	ring [BENCH_NRECV][max_size] receive buffers, always posted
+ *
+ * Errors: the primitives do not return them; they print what failed and
+ * exit (bench_die), with status BENCH_EXIT_NOTIMPL when libdat answered
+ * DAT_NOT_IMPLEMENTED. */
+#ifndef DAT_BENCH_H
+#define DAT_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_NRECV 4            /* receives each side keeps posted */
+#define BENCH_WAIT_MS 20000      /* a blocking wait this long is a hang */
+#define BENCH_EXIT_FAIL 1
+#define BENCH_EXIT_NOTIMPL 3
+
+enum bench_wait {
+	BENCH_POLL,     /* busy-poll: dat_evd_dequeue / fi_cq_read in a loop */
+	BENCH_BLOCK,    /* sleep: dat_evd_wait / fi_cq_sread */
+};
+
+/* What each side tells the other when connecting: where its rx area is. */
+struct bench_remote {
+	uint64_t addr;
+	uint64_t key;
+	uint64_t len;
+};
+
+struct bench_conn;
+
+struct bench_ops {
+	/* Post from the tx area: a send, or an RDMA Write into the peer's rx
+	 * area, both of len bytes and signalled. */
+	void (*post_send)(struct bench_conn *c, size_t len);
+	void (*post_write)(struct bench_conn *c, size_t len);
+	/* Post receive buffer slot (0 .. BENCH_NRECV-1) again. */
+	void (*post_recv)(struct bench_conn *c, int slot);
+	/* Reaps up to max send/write completions and returns how many.
+	 * BENCH_POLL: one try, may return 0.  BENCH_BLOCK: sleeps until at
+	 * least one is there. */
+	int (*reap_tx)(struct bench_conn *c, int max, enum bench_wait w);
+	/* The next receive completion: its slot and length.  Returns 0 when
+	 * BENCH_POLL found nothing, else 1. */
+	int (*get_rx)(struct bench_conn *c, int *slot, size_t *len,
+		      enum bench_wait w);
+	/* Around a stretch where the application spins on memory and makes
+	 * no call into the stack: the stack must progress on its own (libdat:
+	 * its progress thread; raw: a helper thread in fi_cq_sread, which
+	 * then also takes the send completions that reap_tx hands out). */
+	void (*mem_wait_begin)(struct bench_conn *c);
+	void (*mem_wait_end)(struct bench_conn *c);
+	/* Tears the connection down; 0 or -1 (a message was printed). */
+	int (*close)(struct bench_conn *c, int client);
+};
+
+struct bench_conn {
+	const char *name;               /* "DAT" or "raw" */
+	const struct bench_ops *ops;
+	volatile uint8_t *tx, *rx;
+	uint8_t *ring;
+	size_t max_size;
+	int tx_out;                     /* posted sends/writes not yet reaped */
+	void *priv;                     /* the stack's own state */
+};
+
+/* Common helpers (dat_bench.c). */
+__attribute__((noreturn, format(printf, 2, 3)))
+void bench_die(int status, const char *fmt, ...);
+__attribute__((format(printf, 1, 2)))
+void bench_warn(const char *fmt, ...);
+void *bench_alloc(size_t max_size, size_t *len);
+void bench_layout(struct bench_conn *c, void *buf, size_t max_size);
+extern const char *bench_role;  /* "server" or "client" */
+
+/* The raw libfabric stack (raw_ofi_bench.c).  The server listens on
+ * 127.0.0.1 and an ephemeral port, reported in *port; the client connects
+ * to it.  delivery_complete: RDMA Writes complete once placed at the
+ * target (fi_writemsg FI_DELIVERY_COMPLETE, what libdat's ofi provider
+ * asks for) instead of once handed to the kernel. */
+struct raw_listener;
+struct raw_listener *raw_listen(const char *prov, uint16_t *port);
+void raw_accept(struct raw_listener *l, struct bench_conn *c,
+		size_t max_size, int delivery_complete);
+void raw_connect(const char *prov, uint16_t port, struct bench_conn *c,
+		 size_t max_size, int delivery_complete);
+const char *raw_version(void);
+
+#endif

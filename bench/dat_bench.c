@@ -1,0 +1,1367 @@
+/* dat_bench: libdat over ofi-tcp against raw libfabric tcp, in one run.
+ *
+ * Three patterns, each for every message size (-s, default 8 and 64 KiB)
+ * and two ways of waiting:
+ *
+ *   sendrecv   send/recv ping-pong: half round trip, microseconds
+ *   write      RDMA Write ping-pong, each side polling the last byte of its
+ *              buffer for the peer's write (ib_write_lat): half round trip
+ *   write_bw   RDMA Write streaming, client to server, a window (-w) of
+ *              writes outstanding, then a send/recv exchange as a fence:
+ *              GB/s (10^9 bytes per second)
+ *
+ *   poll       busy-poll: dat_evd_dequeue in a loop, raw fi_cq_read
+ *   block      dat_evd_wait, raw fi_cq_sread.  For the write ping-pong the
+ *              waiting side spins on memory without calling the library
+ *              at all: libdat's progress thread moves the data, and on raw
+ *              a helper thread sleeping in fi_cq_sread does (tcp 1.17 has
+ *              no progress of its own).  In poll mode the spinning side
+ *              calls dat_evd_dequeue / fi_cq_read on its send queue.
+ *
+ * The server and the client are two processes forked from this one, over
+ * 127.0.0.1; the client learns the server's ports through a pipe.  Each
+ * side holds one DAT connection and one raw libfabric connection for the
+ * whole run, and every measurement runs on DAT and on raw back to back
+ * (the order alternating between repetitions), so both see the same
+ * machine.  Each value is the median over -r repetitions of the per-run
+ * value: for latency the median (p50) of the per-iteration half round
+ * trips, for bandwidth bytes over time.
+ *
+ * RDMA Write completions mean "placed at the target" on both sides:
+ * libdat's ofi provider posts fi_writemsg(FI_DELIVERY_COMPLETE) and so
+ * does the raw side (-W tx makes raw use transmit completion instead, for
+ * reference; the ratio is then not like with like).
+ *
+ * Exit status: 0; 1 on any failure; 3 when libdat answered
+ * DAT_NOT_IMPLEMENTED (its LMR or DTO calls are not there yet); -R
+ * measures raw libfabric only. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1      /* sched_setaffinity, CPU_SET */
+#endif
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dat/udat.h>
+
+#include "bench.h"
+
+#define MAX_SIZES 8
+#define MAX_REPS 21
+#define STUCK_S 30              /* one measurement longer than this is a hang */
+
+enum { P_SENDRECV, P_WRITE, P_WRITE_BW, NPAT };
+enum { S_DAT, S_RAW, NSTACK };
+
+static const char *const pat_name[NPAT] = { "sendrecv", "write", "write_bw" };
+static const char *const wait_name[2] = { "poll", "block" };
+
+static struct {
+	const char *ia;
+	const char *prov;
+	long iters;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	int reps;
+	int window;
+	int cpu[2];             /* server, client; -1 = not pinned */
+	int pats[NPAT];
+	int waits[2];
+	int raw_only;
+	int dat_only;
+	int raw_dc;
+	int verbose;
+	int quiet;
+} opt = {
+	.ia = "ofi-tcp",
+	.prov = "tcp",
+	.iters = 5000,
+	.sizes = { 8, 65536 },
+	.nsizes = 2,
+	.reps = 5,
+	.window = 64,
+	.cpu = { -1, -1 },
+	.pats = { 1, 1, 1 },
+	.waits = { 1, 1 },
+	.raw_dc = 1,
+	.quiet = 1,
+};
+
+const char *bench_role = "main";
+static const char *current_test = "setup";
+
+/* ---- common helpers --------------------------------------------------------- */
+
+void bench_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "dat_bench: %s: ", bench_role);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	fflush(NULL);
+	/* _exit: libfabric's destructor can deadlock against a thread that
+	 * is inside libfabric (libdat's progress thread, our raw helper) */
+	_exit(status);
+}
+
+void bench_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "dat_bench: %s: warning: ", bench_role);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+}
+
+void *bench_alloc(size_t max_size, size_t *len)
+{
+	void *p = NULL;
+
+	*len = (2 + BENCH_NRECV) * max_size;
+	*len = (*len + 4095) & ~(size_t)4095;
+	if (posix_memalign(&p, 4096, *len))
+		bench_die(BENCH_EXIT_FAIL, "out of memory (%zu bytes)", *len);
+	memset(p, 0, *len);
+	return p;
+}
+
+void bench_layout(struct bench_conn *c, void *buf, size_t max_size)
+{
+	uint8_t *b = buf;
+
+	c->max_size = max_size;
+	c->tx = b;
+	c->rx = b + max_size;
+	c->ring = b + 2 * max_size;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void on_alarm(int sig)
+{
+	char msg[160];
+	int n;
+
+	(void)sig;
+	n = snprintf(msg, sizeof(msg), "dat_bench: %s: %s made no progress for %d s; giving up\n",
+		     bench_role, current_test, STUCK_S);
+	if (n > 0 && write(2, msg, (size_t)n) < 0) {
+		/* nothing more we can do */
+	}
+	_exit(BENCH_EXIT_FAIL);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- the DAT stack ------------------------------------------------------------ */
+
+struct dat_conn {
+	DAT_IA_HANDLE ia;
+	DAT_EVD_HANDLE async, conn_evd, cr_evd, req_evd, rcv_evd;
+	DAT_PZ_HANDLE pz;
+	DAT_PSP_HANDLE psp;
+	DAT_EP_HANDLE ep;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lmr_ctx;
+	DAT_RMR_CONTEXT rmr_ctx;
+	DAT_RMR_TRIPLET peer;
+	void *buf;
+	size_t buflen;
+};
+
+/* what: a call as DCHECK quotes it; only the function name is printed. */
+static void dat_fail(const char *what, DAT_RETURN rc)
+{
+	const char *major = "?", *minor = "";
+	int len = (int)strcspn(what, "(");
+
+	dat_strerror(rc, &major, &minor);
+	if (DAT_GET_TYPE(rc) == (DAT_UINT32)DAT_NOT_IMPLEMENTED)
+		bench_die(BENCH_EXIT_NOTIMPL, "DAT: %.*s: DAT_NOT_IMPLEMENTED", len, what);
+	bench_die(BENCH_EXIT_FAIL, "DAT: %.*s failed: %s%s%s (0x%08x)", len, what, major,
+		  minor && *minor ? " " : "", minor ? minor : "", (unsigned)rc);
+}
+
+#define DCHECK(call) \
+	do { \
+		DAT_RETURN rc_ = (call); \
+		if (rc_ != DAT_SUCCESS) \
+			dat_fail(#call, rc_); \
+	} while (0)
+
+static struct dat_conn *dc_of(struct bench_conn *c)
+{
+	return c->priv;
+}
+
+static void dat_wait_event(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER want,
+			   DAT_EVENT *ev, const char *what)
+{
+	DAT_COUNT nmore;
+	DAT_RETURN rc;
+
+	memset(ev, 0, sizeof(*ev));
+	rc = dat_evd_wait(evd, (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, 1, ev, &nmore);
+	if (rc != DAT_SUCCESS)
+		dat_fail(what, rc);
+	if (ev->event_number != want)
+		bench_die(BENCH_EXIT_FAIL, "DAT: %s: event 0x%x, expected 0x%x",
+			  what, (unsigned)ev->event_number, (unsigned)want);
+}
+
+static const char *dto_status_name(DAT_DTO_COMPLETION_STATUS st)
+{
+	static const char *const names[] = {
+		"SUCCESS", "ERR_FLUSHED (the connection ended)", "ERR_LOCAL_LENGTH",
+		"ERR_LOCAL_EP", "ERR_LOCAL_PROTECTION", "ERR_BAD_RESPONSE",
+		"ERR_REMOTE_ACCESS", "ERR_REMOTE_RESPONDER", "ERR_TRANSPORT",
+		"ERR_RECEIVER_NOT_READY", "ERR_PARTIAL_PACKET",
+	};
+
+	if ((unsigned)st < sizeof(names) / sizeof(names[0]))
+		return names[st];
+	return "unknown";
+}
+
+static void dto_check(const DAT_EVENT *ev, const char *which)
+{
+	if (ev->event_number != DAT_DTO_COMPLETION_EVENT)
+		bench_die(BENCH_EXIT_FAIL, "DAT: %s queue: event 0x%x, expected a DTO completion",
+			  which, (unsigned)ev->event_number);
+	if (ev->event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS)
+		bench_die(BENCH_EXIT_FAIL, "DAT: %s completion status %d, DAT_DTO_%s", which,
+			  (int)ev->event_data.dto_completion_event_data.status,
+			  dto_status_name(ev->event_data.dto_completion_event_data.status));
+}
+
+static void dat_post_send(struct bench_conn *c, size_t len)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_LMR_TRIPLET iov = {
+		.lmr_context = d->lmr_ctx,
+		.virtual_address = (DAT_VADDR)(uintptr_t)c->tx,
+		.segment_length = len,
+	};
+	DAT_DTO_COOKIE cookie = { .as_64 = 0 };
+
+	DCHECK(dat_ep_post_send(d->ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG));
+	c->tx_out++;
+}
+
+static void dat_post_write(struct bench_conn *c, size_t len)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_LMR_TRIPLET iov = {
+		.lmr_context = d->lmr_ctx,
+		.virtual_address = (DAT_VADDR)(uintptr_t)c->tx,
+		.segment_length = len,
+	};
+	DAT_RMR_TRIPLET remote = d->peer;
+	DAT_DTO_COOKIE cookie = { .as_64 = 1 };
+
+	remote.segment_length = len;
+	DCHECK(dat_ep_post_rdma_write(d->ep, 1, &iov, cookie, &remote,
+				      DAT_COMPLETION_DEFAULT_FLAG));
+	c->tx_out++;
+}
+
+static void dat_post_recv(struct bench_conn *c, int slot)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_LMR_TRIPLET iov = {
+		.lmr_context = d->lmr_ctx,
+		.virtual_address =
+			(DAT_VADDR)(uintptr_t)(c->ring + (size_t)slot * c->max_size),
+		.segment_length = c->max_size,
+	};
+	DAT_DTO_COOKIE cookie = { .as_64 = (DAT_UINT64)slot };
+
+	DCHECK(dat_ep_post_recv(d->ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG));
+}
+
+/* One event from a DTO EVD: dat_evd_dequeue (0 if empty) or dat_evd_wait. */
+static int dat_get(DAT_EVD_HANDLE evd, DAT_EVENT *ev, enum bench_wait w,
+		   DAT_COUNT *nmore, const char *which)
+{
+	DAT_RETURN rc;
+
+	*nmore = 0;
+	if (w == BENCH_POLL) {
+		rc = dat_evd_dequeue(evd, ev);
+		if (DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY)
+			return 0;
+		if (rc != DAT_SUCCESS)
+			dat_fail("dat_evd_dequeue", rc);
+	} else {
+		rc = dat_evd_wait(evd, (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, 1, ev,
+				  nmore);
+		if (DAT_GET_TYPE(rc) == DAT_TIMEOUT_EXPIRED)
+			bench_die(BENCH_EXIT_FAIL, "DAT: no %s completion in %d s",
+				  which, BENCH_WAIT_MS / 1000);
+		if (rc != DAT_SUCCESS)
+			dat_fail("dat_evd_wait", rc);
+	}
+	dto_check(ev, which);
+	return 1;
+}
+
+static int dat_reap_tx(struct bench_conn *c, int max, enum bench_wait w)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_COUNT nmore;
+	DAT_EVENT ev;
+	int n = 0;
+
+	if (max <= 0)
+		return 0;
+	if (!dat_get(d->req_evd, &ev, w, &nmore, "request"))
+		return 0;
+	n = 1;
+	/* what dat_evd_wait left queued (or a dequeue finds) comes without
+	 * sleeping, as fi_cq_sread returns up to count entries */
+	while (n < max && dat_get(d->req_evd, &ev, BENCH_POLL, &nmore, "request"))
+		n++;
+	c->tx_out -= n;
+	return n;
+}
+
+static int dat_get_rx(struct bench_conn *c, int *slot, size_t *len,
+		      enum bench_wait w)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_COUNT nmore;
+	DAT_EVENT ev;
+
+	if (!dat_get(d->rcv_evd, &ev, w, &nmore, "receive"))
+		return 0;
+	*slot = (int)ev.event_data.dto_completion_event_data.user_cookie.as_64;
+	*len = (size_t)ev.event_data.dto_completion_event_data.transfered_length;
+	return 1;
+}
+
+static void dat_mem_wait_nop(struct bench_conn *c)
+{
+	(void)c;        /* libdat's progress thread is always there */
+}
+
+static int dat_close(struct bench_conn *c, int client)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+	DAT_RETURN rc;
+	int bad = 0;
+
+#define SOFT(call) \
+	do { \
+		rc = (call); \
+		if (rc != DAT_SUCCESS) { \
+			const char *ma_ = "?", *mi_ = ""; \
+			dat_strerror(rc, &ma_, &mi_); \
+			bench_warn("DAT teardown: %s: %s %s", #call, ma_, mi_ ? mi_ : ""); \
+			bad = 1; \
+		} \
+	} while (0)
+
+	if (client)
+		SOFT(dat_ep_disconnect(d->ep, DAT_CLOSE_GRACEFUL_FLAG));
+	memset(&ev, 0, sizeof(ev));
+	rc = dat_evd_wait(d->conn_evd, (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, 1, &ev, &nmore);
+	if (rc != DAT_SUCCESS || ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED) {
+		bench_warn("DAT teardown: no DISCONNECTED event (rc 0x%x, event 0x%x)",
+			   (unsigned)rc, (unsigned)ev.event_number);
+		bad = 1;
+	}
+	SOFT(dat_ep_free(d->ep));
+	/* the receives still posted were flushed onto the receive EVD */
+	while (dat_evd_dequeue(d->rcv_evd, &ev) == DAT_SUCCESS)
+		;
+	while (dat_evd_dequeue(d->req_evd, &ev) == DAT_SUCCESS)
+		;
+	SOFT(dat_lmr_free(d->lmr));
+	if (d->psp)
+		SOFT(dat_psp_free(d->psp));
+	SOFT(dat_evd_free(d->rcv_evd));
+	SOFT(dat_evd_free(d->req_evd));
+	SOFT(dat_evd_free(d->cr_evd));
+	SOFT(dat_evd_free(d->conn_evd));
+	SOFT(dat_pz_free(d->pz));
+	SOFT(dat_ia_close(d->ia, bad ? DAT_CLOSE_ABRUPT_FLAG : DAT_CLOSE_GRACEFUL_FLAG));
+#undef SOFT
+	free(d->buf);
+	free(d);
+	c->priv = NULL;
+	return bad ? -1 : 0;
+}
+
+static const struct bench_ops dat_ops = {
+	.post_send = dat_post_send,
+	.post_write = dat_post_write,
+	.post_recv = dat_post_recv,
+	.reap_tx = dat_reap_tx,
+	.get_rx = dat_get_rx,
+	.mem_wait_begin = dat_mem_wait_nop,
+	.mem_wait_end = dat_mem_wait_nop,
+	.close = dat_close,
+};
+
+/* IA, PZ, EVDs, the registered buffer and the EP, receives posted. */
+static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size)
+{
+	struct dat_conn *d = calloc(1, sizeof(*d));
+	DAT_REGION_DESCRIPTION region;
+	DAT_VLEN reg_len = 0;
+	DAT_VADDR reg_addr = 0;
+	DAT_EP_PARAM p;
+	DAT_COUNT qlen = opt.window + 16;
+	int i;
+
+	if (!d)
+		bench_die(BENCH_EXIT_FAIL, "out of memory");
+	d->async = DAT_HANDLE_NULL;
+	DCHECK(dat_ia_open((DAT_NAME_PTR)opt.ia, 8, &d->async, &d->ia));
+	DCHECK(dat_pz_create(d->ia, &d->pz));
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			      &d->conn_evd));
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &d->cr_evd));
+	DCHECK(dat_evd_create(d->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			      &d->req_evd));
+	DCHECK(dat_evd_create(d->ia, BENCH_NRECV + 8, DAT_HANDLE_NULL,
+			      DAT_EVD_DTO_FLAG, &d->rcv_evd));
+
+	d->buf = bench_alloc(max_size, &d->buflen);
+	region.for_va = d->buf;
+	DCHECK(dat_lmr_create(d->ia, DAT_MEM_TYPE_VIRTUAL, region, d->buflen, d->pz,
+			      DAT_MEM_PRIV_ALL_FLAG, &d->lmr, &d->lmr_ctx,
+			      &d->rmr_ctx, &reg_len, &reg_addr));
+	if (reg_addr != (DAT_VADDR)(uintptr_t)d->buf || reg_len < d->buflen)
+		bench_die(BENCH_EXIT_FAIL,
+			  "DAT: dat_lmr_create registered [0x%llx, +%llu), asked [%p, +%zu)",
+			  (unsigned long long)reg_addr, (unsigned long long)reg_len,
+			  d->buf, d->buflen);
+
+	/* the provider's defaults, with room for the write window */
+	DCHECK(dat_ep_create(d->ia, d->pz, d->rcv_evd, d->req_evd, d->conn_evd,
+			     NULL, &d->ep));
+	memset(&p, 0, sizeof(p));
+	DCHECK(dat_ep_query(d->ep, DAT_EP_FIELD_EP_ATTR_ALL, &p));
+	DCHECK(dat_ep_free(d->ep));
+	if (p.ep_attr.max_request_dtos < opt.window + 8)
+		p.ep_attr.max_request_dtos = opt.window + 8;
+	if (p.ep_attr.max_recv_dtos < BENCH_NRECV)
+		p.ep_attr.max_recv_dtos = BENCH_NRECV;
+	if (p.ep_attr.max_message_size < max_size)
+		p.ep_attr.max_message_size = max_size;
+	if (p.ep_attr.max_rdma_size < max_size)
+		p.ep_attr.max_rdma_size = max_size;
+	DCHECK(dat_ep_create(d->ia, d->pz, d->rcv_evd, d->req_evd, d->conn_evd,
+			     &p.ep_attr, &d->ep));
+
+	memset(c, 0, sizeof(*c));
+	c->name = "DAT";
+	c->ops = &dat_ops;
+	c->priv = d;
+	bench_layout(c, d->buf, max_size);
+	for (i = 0; i < BENCH_NRECV; i++)
+		dat_post_recv(c, i);
+	return d;
+}
+
+static void own_triplet(const struct dat_conn *d, const struct bench_conn *c,
+			DAT_RMR_TRIPLET *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->rmr_context = d->rmr_ctx;
+	t->target_address = (DAT_VADDR)(uintptr_t)c->rx;
+	t->segment_length = c->max_size;
+}
+
+static void peer_triplet(struct dat_conn *d, DAT_COUNT size, const void *data,
+			 const char *from)
+{
+	if (size != (DAT_COUNT)sizeof(d->peer) || !data)
+		bench_die(BENCH_EXIT_FAIL, "DAT: %s carries %d bytes of private data, expected %zu",
+			  from, (int)size, sizeof(d->peer));
+	memcpy(&d->peer, data, sizeof(d->peer));
+}
+
+static void dat_server_accept(struct bench_conn *c)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_RMR_TRIPLET me;
+	DAT_CR_HANDLE cr;
+	DAT_CR_PARAM crp;
+	DAT_EVENT ev;
+
+	dat_wait_event(d->cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev,
+		       "waiting for the connection request");
+	cr = ev.event_data.cr_arrival_event_data.cr_handle;
+	memset(&crp, 0, sizeof(crp));
+	DCHECK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+	peer_triplet(d, crp.private_data_size, crp.private_data, "the connection request");
+	own_triplet(d, c, &me);
+	DCHECK(dat_cr_accept(cr, d->ep, (DAT_COUNT)sizeof(me), &me));
+	dat_wait_event(d->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
+		       "waiting for ESTABLISHED");
+}
+
+static void dat_client_connect(struct bench_conn *c, DAT_CONN_QUAL qual)
+{
+	struct dat_conn *d = dc_of(c);
+	struct sockaddr_in sa;
+	DAT_RMR_TRIPLET me;
+	DAT_EVENT ev;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	own_triplet(d, c, &me);
+	DCHECK(dat_ep_connect(d->ep, (DAT_IA_ADDRESS_PTR)&sa, qual,
+			      (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, (DAT_COUNT)sizeof(me),
+			      &me, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+	dat_wait_event(d->conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
+		       "waiting for ESTABLISHED");
+	peer_triplet(d, ev.event_data.connect_event_data.private_data_size,
+		     ev.event_data.connect_event_data.private_data, "the accept");
+}
+
+/* ---- the patterns (one copy for both stacks) ------------------------------------ */
+
+static void wait_rx(struct bench_conn *c, enum bench_wait w, int *slot, size_t *len)
+{
+	while (!c->ops->get_rx(c, slot, len, w))
+		;
+}
+
+/* Reaps until at most keep sends/writes are outstanding. */
+static void drain_tx(struct bench_conn *c, int keep, enum bench_wait w)
+{
+	while (c->tx_out > keep)
+		c->ops->reap_tx(c, c->tx_out - keep, w);
+}
+
+/* A send/recv exchange, client first; it also checks the message size. */
+static void exchange(struct bench_conn *c, int client, size_t len, enum bench_wait w)
+{
+	size_t got;
+	int slot;
+
+	if (client)
+		c->ops->post_send(c, len);
+	wait_rx(c, w, &slot, &got);
+	if (got != len)
+		bench_die(BENCH_EXIT_FAIL, "%s: received %zu bytes, expected %zu",
+			  c->name, got, len);
+	if (!client)
+		c->ops->post_send(c, len);
+	c->ops->post_recv(c, slot);
+	drain_tx(c, 0, w);
+}
+
+/* Start of every measurement: buffers clean, both sides here.  The server
+ * sleeps meanwhile (it waits blocking), so the client's quiet_wait sees
+ * only what else runs on the machine. */
+static void sync_peers(struct bench_conn *c, int client)
+{
+	memset((void *)c->rx, 0, c->max_size);
+	memset((void *)c->tx, 0, c->max_size);
+	exchange(c, client, 8, BENCH_BLOCK);
+}
+
+static long lat_iters(enum bench_wait w)
+{
+	long n = w == BENCH_POLL ? opt.iters : opt.iters / 4;
+
+	return n < 20 ? 20 : n;
+}
+
+static long warmup_iters(long n)
+{
+	long wu = n / 10;
+
+	return wu < 10 ? 10 : wu;
+}
+
+static double *samples;
+
+/* Half round trips from the iteration timestamps t[0..n]. */
+static double lat_result(const uint64_t *t, long warm, long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		samples[i] = (double)(t[warm + i + 1] - t[warm + i]) / 2000.0;
+	return median(samples, (int)n);
+}
+
+static uint64_t *stamps;
+
+static double run_sendrecv(struct bench_conn *c, int client, size_t size,
+			   enum bench_wait w)
+{
+	long n = lat_iters(w), warm = warmup_iters(n), total = warm + n, i;
+	const struct bench_ops *o = c->ops;
+	size_t got;
+	int slot;
+
+	for (i = 0; i < total; i++) {
+		if (client) {
+			stamps[i] = now_ns();
+			o->post_send(c, size);
+		}
+		wait_rx(c, w, &slot, &got);
+		if (got != size)
+			bench_die(BENCH_EXIT_FAIL, "%s: received %zu bytes, expected %zu",
+				  c->name, got, size);
+		if (!client)
+			o->post_send(c, size);
+		o->post_recv(c, slot);
+		/* the send before the receive has surely completed by now */
+		drain_tx(c, 0, w);
+	}
+	if (!client)
+		return 0;
+	stamps[total] = now_ns();
+	return lat_result(stamps, warm, n);
+}
+
+/* Spins until the last byte of rx is v.  poll: calls the send queue
+ * (dat_evd_dequeue / fi_cq_read), which drives the stack; block: no call
+ * into the stack, just yield the CPU to its progress thread. */
+static void wait_mem(struct bench_conn *c, size_t size, uint8_t v, enum bench_wait w)
+{
+	volatile uint8_t *last = c->rx + size - 1;
+
+	while (__atomic_load_n(last, __ATOMIC_ACQUIRE) != v) {
+		if (w == BENCH_POLL) {
+			if (c->tx_out > 0)
+				c->ops->reap_tx(c, c->tx_out, BENCH_POLL);
+			else
+				c->ops->reap_tx(c, 1, BENCH_POLL);
+		} else {
+			sched_yield();
+		}
+	}
+}
+
+static double run_write(struct bench_conn *c, int client, size_t size,
+			enum bench_wait w)
+{
+	long n = lat_iters(w), warm = warmup_iters(n), total = warm + n, i;
+	const struct bench_ops *o = c->ops;
+
+	if (w == BENCH_BLOCK)
+		o->mem_wait_begin(c);
+	for (i = 0; i < total; i++) {
+		uint8_t v = (uint8_t)(i % 255 + 1);
+
+		if (client) {
+			stamps[i] = now_ns();
+			c->tx[size - 1] = v;
+			o->post_write(c, size);
+			wait_mem(c, size, v, w);
+			/* our write was placed before the peer wrote back */
+			drain_tx(c, 0, w);
+		} else {
+			wait_mem(c, size, v, w);
+			drain_tx(c, 0, w);
+			c->tx[size - 1] = v;
+			o->post_write(c, size);
+		}
+	}
+	drain_tx(c, 0, w);
+	if (w == BENCH_BLOCK)
+		o->mem_wait_end(c);
+	if (!client)
+		return 0;
+	stamps[total] = now_ns();
+	return lat_result(stamps, warm, n);
+}
+
+static long bw_count(size_t size)
+{
+	/* about 256 MiB per run, between n and 3 n writes */
+	long m = (long)((256u << 20) / size);
+
+	if (m < opt.iters)
+		m = opt.iters;
+	if (m > 3 * opt.iters)
+		m = 3 * opt.iters;
+	return m;
+}
+
+static void stream(struct bench_conn *c, size_t size, long m, enum bench_wait w)
+{
+	long posted = 0, done = 0;
+
+	while (done < m) {
+		while (posted < m && posted - done < opt.window) {
+			c->ops->post_write(c, size);
+			posted++;
+		}
+		done += c->ops->reap_tx(c, opt.window, w);
+	}
+}
+
+static double run_write_bw(struct bench_conn *c, int client, size_t size,
+			   enum bench_wait w)
+{
+	long m = bw_count(size), warm = opt.window * 4;
+	uint64_t t0, t1;
+
+	if (client) {
+		stream(c, size, warm, w);
+		t0 = now_ns();
+		stream(c, size, m, w);
+	}
+	exchange(c, client, 8, w);      /* the fence: all writes are in */
+	if (!client)
+		return 0;
+	t1 = now_ns();
+	return (double)m * (double)size / (double)(t1 - t0);  /* bytes/ns = GB/s */
+}
+
+static double run_test(struct bench_conn *c, int client, int pat, size_t size,
+		       enum bench_wait w)
+{
+	static char label[96];
+	double v = 0;
+
+	snprintf(label, sizeof(label), "%s %s %s size %zu", c->name, pat_name[pat],
+		 wait_name[w], size);
+	current_test = label;
+	alarm(STUCK_S);
+	sync_peers(c, client);
+	switch (pat) {
+	case P_SENDRECV:
+		v = run_sendrecv(c, client, size, w);
+		break;
+	case P_WRITE:
+		v = run_write(c, client, size, w);
+		break;
+	case P_WRITE_BW:
+		v = run_write_bw(c, client, size, w);
+		break;
+	}
+	alarm(0);
+	if (c->tx_out != 0)
+		bench_die(BENCH_EXIT_FAIL, "%s: %d sends/writes never completed", label,
+			  c->tx_out);
+	if (client && opt.verbose)
+		fprintf(stderr, "dat_bench: %-40s %10.4g %s\n", label, v,
+			pat == P_WRITE_BW ? "GB/s" : "us");
+	return v;
+}
+
+/* ---- the two processes ------------------------------------------------------------ */
+
+static double results[NPAT][2][MAX_SIZES][NSTACK][MAX_REPS];
+
+/* CPU time used on the whole machine, from /proc/stat: busy and total
+ * jiffies.  Returns 0 when it cannot tell. */
+static int cpu_times(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n, i;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return 0;
+	*total = 0;
+	for (i = 0; i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - v[4];   /* all but idle and iowait */
+	return 1;
+}
+
+static int quiet_busy, quiet_count;
+static double quiet_spent;
+
+/* Waits (within a budget) until the machine is nearly idle over 50 ms:
+ * while this runs the server sleeps, so what is busy is someone else.
+ * Other work on a 2-CPU box skews whichever stack it lands on; DAT and
+ * raw run back to back after this, so both see the same conditions. */
+static void quiet_wait(void)
+{
+	const double budget_s = 6.0, max_s = 0.5, limit = 0.15;
+	unsigned long long b0, t0, b1, t1;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	uint64_t start = now_ns();
+	double busy = 0;
+
+	quiet_count++;
+	for (;;) {
+		if (!cpu_times(&b0, &t0))
+			return;
+		nanosleep(&ts, NULL);
+		if (!cpu_times(&b1, &t1) || t1 == t0)
+			return;
+		busy = (double)(b1 - b0) / (double)(t1 - t0);
+		if (busy < limit)
+			break;
+		if ((double)(now_ns() - start) / 1e9 >= max_s ||
+		    quiet_spent + (double)(now_ns() - start) / 1e9 >= budget_s) {
+			quiet_busy++;
+			break;
+		}
+	}
+	quiet_spent += (double)(now_ns() - start) / 1e9;
+}
+
+static void run_all(struct bench_conn *conns[NSTACK], int client)
+{
+	int rep, pat, w, si, k;
+
+	for (rep = 0; rep < opt.reps; rep++)
+		for (pat = 0; pat < NPAT; pat++) {
+			if (!opt.pats[pat])
+				continue;
+			for (w = 0; w < 2; w++) {
+				if (!opt.waits[w])
+					continue;
+				for (si = 0; si < opt.nsizes; si++)
+					for (k = 0; k < NSTACK; k++) {
+						/* DAT first on even repetitions */
+						int st = (rep + k) % NSTACK;
+
+						if (!conns[st])
+							continue;
+						if (client && k == 0 && opt.quiet)
+							quiet_wait();
+						results[pat][w][si][st][rep] =
+							run_test(conns[st], client, pat,
+								 opt.sizes[si],
+								 (enum bench_wait)w);
+					}
+			}
+		}
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		bench_die(BENCH_EXIT_FAIL, "cannot pin to CPU %d: %s", cpu, strerror(errno));
+}
+
+static size_t max_size(void)
+{
+	size_t m = 8;
+	int i;
+
+	for (i = 0; i < opt.nsizes; i++)
+		if (opt.sizes[i] > m)
+			m = opt.sizes[i];
+	return m;
+}
+
+static void write_all(int fd, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (write(fd, s, len) != (ssize_t)len)
+		bench_die(BENCH_EXIT_FAIL, "pipe write: %s", strerror(errno));
+}
+
+static void alloc_arrays(void)
+{
+	long n = opt.iters < 20 ? 20 : opt.iters;
+
+	samples = calloc((size_t)n, sizeof(*samples));
+	stamps = calloc((size_t)(n + warmup_iters(n) + 1), sizeof(*stamps));
+	if (!samples || !stamps)
+		bench_die(BENCH_EXIT_FAIL, "out of memory");
+}
+
+static int server_main(int pipe_fd)
+{
+	struct bench_conn dat_c, raw_c, *conns[NSTACK] = { NULL, NULL };
+	struct raw_listener *l = NULL;
+	DAT_CONN_QUAL qual = 0;
+	uint16_t port = 0;
+	char line[64];
+	int bad = 0, k;
+
+	bench_role = "server";
+	pin(opt.cpu[0]);
+	alloc_arrays();
+	if (!opt.raw_only) {
+		struct dat_conn *d = dat_open(&dat_c, max_size());
+
+		DCHECK(dat_psp_create_any(d->ia, &qual, d->cr_evd, DAT_PSP_CONSUMER_FLAG,
+					  &d->psp));
+	}
+	if (!opt.dat_only)
+		l = raw_listen(opt.prov, &port);
+	snprintf(line, sizeof(line), "%llu %u\n", (unsigned long long)qual, (unsigned)port);
+	write_all(pipe_fd, line);
+	close(pipe_fd);
+
+	current_test = "connecting";
+	alarm(STUCK_S);
+	if (!opt.raw_only) {
+		dat_server_accept(&dat_c);
+		conns[S_DAT] = &dat_c;
+	}
+	if (!opt.dat_only) {
+		raw_accept(l, &raw_c, max_size(), opt.raw_dc);
+		conns[S_RAW] = &raw_c;
+	}
+	alarm(0);
+
+	run_all(conns, 0);
+
+	current_test = "teardown";
+	alarm(STUCK_S);
+	for (k = 0; k < NSTACK; k++)
+		if (conns[k]) {
+			exchange(conns[k], 0, 8, BENCH_POLL);   /* "done" */
+			if (conns[k]->ops->close(conns[k], 0))
+				bad = 1;
+		}
+	return bad ? BENCH_EXIT_FAIL : 0;
+}
+
+static void fmt_val(char *buf, size_t len, double v, int bw)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (bw)
+		snprintf(buf, len, v < 0.1 ? "%.3g GB/s" : "%.3f GB/s", v);
+	else
+		snprintf(buf, len, "%.2f us", v);
+}
+
+/* The medians of one row, NAN for a stack that did not run. */
+static void row_medians(int pat, int w, int si, double med[NSTACK])
+{
+	double tmp[MAX_REPS];
+	int st, rep;
+
+	for (st = 0; st < NSTACK; st++) {
+		med[st] = NAN;
+		if ((st == S_DAT && opt.raw_only) || (st == S_RAW && opt.dat_only))
+			continue;
+		for (rep = 0; rep < opt.reps; rep++)
+			tmp[rep] = results[pat][w][si][st][rep];
+		med[st] = median(tmp, opt.reps);
+	}
+}
+
+static void report(void)
+{
+	double med[NSTACK], ratio;
+	char a[32], b[32], r[16];
+	int pat, w, si, pass;
+
+	/* pass 0: the table; pass 1: one machine-readable line per row */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 0)
+			printf("\n%-9s %-6s %8s  %14s %14s %8s\n", "pattern", "wait",
+			       "size", "DAT", "raw", "DAT/raw");
+		else
+			printf("\n");
+		for (pat = 0; pat < NPAT; pat++) {
+			if (!opt.pats[pat])
+				continue;
+			for (w = 0; w < 2; w++) {
+				if (!opt.waits[w])
+					continue;
+				for (si = 0; si < opt.nsizes; si++) {
+					int bw = pat == P_WRITE_BW;
+					const char *unit = bw ? "gbps" : "us";
+
+					row_medians(pat, w, si, med);
+					ratio = med[S_DAT] / med[S_RAW];   /* NAN if either is */
+					if (pass == 0) {
+						fmt_val(a, sizeof(a), med[S_DAT], bw);
+						fmt_val(b, sizeof(b), med[S_RAW], bw);
+						if (isnan(ratio))
+							snprintf(r, sizeof(r), "-");
+						else
+							snprintf(r, sizeof(r), "%.2f", ratio);
+						printf("%-9s %-6s %8zu  %14s %14s %8s\n",
+						       pat_name[pat], wait_name[w],
+						       opt.sizes[si], a, b, r);
+						continue;
+					}
+					printf("bench: pattern=%s wait=%s size=%zu", pat_name[pat],
+					       wait_name[w], opt.sizes[si]);
+					if (isnan(med[S_DAT]))
+						printf(" dat_%s=-", unit);
+					else
+						printf(" dat_%s=%.4g", unit, med[S_DAT]);
+					if (isnan(med[S_RAW]))
+						printf(" raw_%s=-", unit);
+					else
+						printf(" raw_%s=%.4g", unit, med[S_RAW]);
+					if (isnan(ratio))
+						printf(" ratio=-\n");
+					else
+						printf(" ratio=%.3f\n", ratio);
+				}
+			}
+		}
+	}
+	fflush(stdout);
+}
+
+static int client_main(int pipe_fd)
+{
+	struct bench_conn dat_c, raw_c, *conns[NSTACK] = { NULL, NULL };
+	unsigned long long qual = 0;
+	unsigned port = 0;
+	char line[64];
+	ssize_t n;
+	size_t got = 0;
+	int bad = 0, k;
+
+	bench_role = "client";
+	pin(opt.cpu[1]);
+	alloc_arrays();
+	/* open the DAT side first: a libdat without LMRs says so here */
+	if (!opt.raw_only)
+		dat_open(&dat_c, max_size());
+	while (got < sizeof(line) - 1 &&
+	       (n = read(pipe_fd, line + got, sizeof(line) - 1 - got)) > 0) {
+		got += (size_t)n;
+		if (memchr(line, '\n', got))
+			break;
+	}
+	line[got] = '\0';
+	close(pipe_fd);
+	if (sscanf(line, "%llu %u", &qual, &port) != 2)
+		bench_die(BENCH_EXIT_FAIL, "the server did not report its ports");
+
+	current_test = "connecting";
+	alarm(STUCK_S);
+	if (!opt.raw_only) {
+		dat_client_connect(&dat_c, (DAT_CONN_QUAL)qual);
+		conns[S_DAT] = &dat_c;
+	}
+	if (!opt.dat_only) {
+		raw_connect(opt.prov, (uint16_t)port, &raw_c, max_size(), opt.raw_dc);
+		conns[S_RAW] = &raw_c;
+	}
+	alarm(0);
+
+	run_all(conns, 1);
+	report();
+	if (quiet_busy)
+		printf("dat_bench: note: %d of %d DAT/raw pairs started while other work "
+		       "kept the machine >15%% busy; their values are less reliable\n",
+		       quiet_busy, quiet_count);
+
+	current_test = "teardown";
+	alarm(STUCK_S);
+	for (k = 0; k < NSTACK; k++)
+		if (conns[k]) {
+			exchange(conns[k], 1, 8, BENCH_POLL);
+			if (conns[k]->ops->close(conns[k], 1))
+				bad = 1;
+		}
+	return bad ? BENCH_EXIT_FAIL : 0;
+}
+
+/* ---- options and the parent ------------------------------------------------------------ */
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+		"usage: dat_bench [-n iters] [-s sizes] [-r reps] [-w window] [-c srvcpu,clicpu]\n"
+		"                 [-p patterns] [-m waits] [-i ia] [-W dc|tx] [-R|-D] [-Q] [-v]\n"
+		"  -n iters     latency iterations per run with busy-polling (default %ld;\n"
+		"               blocking runs do iters/4; streaming writes ~256 MiB,\n"
+		"               between iters and 3*iters writes)\n"
+		"  -s sizes     message sizes, comma-separated, k/m suffixes (default 8,64k)\n"
+		"  -r reps      repetitions; the median is reported (default %d, odd, max %d)\n"
+		"  -w window    RDMA Writes outstanding when streaming (default %d)\n"
+		"  -c S,C       pin the server to CPU S and the client to CPU C\n"
+		"  -p list      patterns: sendrecv,write,write_bw (default all)\n"
+		"  -m list      waits: poll,block (default both)\n"
+		"  -i ia        DAT interface adapter (default ofi-tcp; dat.conf from\n"
+		"               DAT_OVERRIDE)\n"
+		"  -W dc|tx     raw RDMA Write completion: dc = placed at the target\n"
+		"               (FI_DELIVERY_COMPLETE, as libdat; default), tx = handed to\n"
+		"               the kernel (for reference: not like with like)\n"
+		"  -R           raw libfabric only (no DAT)\n"
+		"  -D           DAT only (no raw libfabric; for profiling libdat)\n"
+		"  -Q           do not wait for a quiet machine before each measurement\n"
+		"               (by default up to 0.5 s each, 6 s in all, for < 15%% CPU busy)\n"
+		"  -v           print every run's value on stderr\n",
+		opt.iters, opt.reps, MAX_REPS, opt.window);
+	exit(status);
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return 0;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || v == 0 || v > (64u << 20))
+		return 0;
+	return (size_t)v;
+}
+
+static void parse_list(char *arg, const char *const *names, int nnames, int *on,
+		       const char *what)
+{
+	char *tok, *save = NULL;
+	int i;
+
+	for (i = 0; i < nnames; i++)
+		on[i] = 0;
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < nnames; i++)
+			if (strcmp(tok, names[i]) == 0)
+				break;
+		if (i == nnames) {
+			fprintf(stderr, "dat_bench: unknown %s '%s'\n", what, tok);
+			usage(2);
+		}
+		on[i] = 1;
+	}
+}
+
+static void parse_opts(int argc, char **argv)
+{
+	char *tok, *save = NULL, *end;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:W:RDQvh")) != -1) {
+		switch (c) {
+		case 'n':
+			opt.iters = strtol(optarg, &end, 10);
+			if (*end || opt.iters < 20 || opt.iters > 10000000)
+				usage(2);
+			break;
+		case 's':
+			opt.nsizes = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (opt.nsizes == MAX_SIZES)
+					usage(2);
+				opt.sizes[opt.nsizes] = parse_size(tok);
+				if (!opt.sizes[opt.nsizes]) {
+					fprintf(stderr, "dat_bench: bad size '%s' (1 .. 64m)\n", tok);
+					usage(2);
+				}
+				opt.nsizes++;
+			}
+			if (!opt.nsizes)
+				usage(2);
+			break;
+		case 'r':
+			opt.reps = (int)strtol(optarg, &end, 10);
+			if (*end || opt.reps < 1 || opt.reps > MAX_REPS)
+				usage(2);
+			break;
+		case 'w':
+			opt.window = (int)strtol(optarg, &end, 10);
+			if (*end || opt.window < 1 || opt.window > 512)
+				usage(2);
+			break;
+		case 'c':
+			if (sscanf(optarg, "%d,%d", &opt.cpu[0], &opt.cpu[1]) != 2 ||
+			    opt.cpu[0] < 0 || opt.cpu[1] < 0)
+				usage(2);
+			break;
+		case 'p':
+			parse_list(optarg, pat_name, NPAT, opt.pats, "pattern");
+			break;
+		case 'm':
+			parse_list(optarg, wait_name, 2, opt.waits, "wait");
+			break;
+		case 'i':
+			opt.ia = optarg;
+			break;
+		case 'W':
+			if (strcmp(optarg, "dc") == 0)
+				opt.raw_dc = 1;
+			else if (strcmp(optarg, "tx") == 0)
+				opt.raw_dc = 0;
+			else
+				usage(2);
+			break;
+		case 'R':
+			opt.raw_only = 1;
+			break;
+		case 'D':
+			opt.dat_only = 1;
+			break;
+		case 'v':
+			opt.verbose = 1;
+			break;
+		case 'Q':
+			opt.quiet = 0;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(2);
+		}
+	}
+	if (optind != argc || (opt.raw_only && opt.dat_only))
+		usage(2);
+}
+
+static const char *describe(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "status 0x%x", (unsigned)status);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t pid[2], p;
+	int fds[2], status[2] = { -1, -1 }, killed[2] = { 0, 0 }, done = 0, i;
+	int notimpl = 0, failed = 0;
+	char buf[64];
+	const char *ov = getenv("DAT_OVERRIDE");
+
+	parse_opts(argc, argv);
+	signal(SIGALRM, on_alarm);
+
+	if (opt.cpu[0] < 0)
+		snprintf(buf, sizeof(buf), "not pinned");
+	else
+		snprintf(buf, sizeof(buf), "server on CPU %d, client on CPU %d",
+			 opt.cpu[0], opt.cpu[1]);
+	printf("dat_bench: DAT %s vs raw libfabric %s %s, 127.0.0.1, %s\n",
+	       opt.raw_only ? "(skipped, -R)" : opt.ia, raw_version(),
+	       opt.dat_only ? "(skipped, -D)" : opt.prov, buf);
+	printf("dat_bench: median of %d repetitions; latency %ld iterations polling, %ld blocking;"
+	       " write window %d, RDMA Write completion: DAT delivery, raw %s\n",
+	       opt.reps, lat_iters(BENCH_POLL), lat_iters(BENCH_BLOCK), opt.window,
+	       opt.raw_dc ? "delivery (like with like)" : "transmit (reference only)");
+	printf("dat_bench: latency = half round trip (lower is better), bandwidth in GB/s = 1e9 B/s"
+	       " (higher is better)\n");
+	if (!opt.raw_only && !ov)
+		printf("dat_bench: note: DAT_OVERRIDE is not set; the installed dat.conf is used\n");
+	fflush(stdout);
+
+	if (pipe(fds))
+		bench_die(BENCH_EXIT_FAIL, "pipe: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			bench_die(BENCH_EXIT_FAIL, "fork: %s", strerror(errno));
+		if (pid[i] == 0) {
+			close(fds[i == 0 ? 0 : 1]);
+			exit(i == 0 ? server_main(fds[1]) : client_main(fds[0]));
+		}
+	}
+	close(fds[0]);
+	close(fds[1]);
+
+	/* The first to fail takes the other down: it would wait for ever.
+	 * SIGKILL, not SIGTERM: libfabric loads psm, whose SIGTERM handler
+	 * calls exit(), and exit() inside fi_getinfo deadlocks in libfabric's
+	 * destructor. */
+	while (done < 2) {
+		int st;
+
+		p = waitpid(-1, &st, 0);
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			bench_die(BENCH_EXIT_FAIL, "waitpid: %s", strerror(errno));
+		}
+		for (i = 0; i < 2; i++) {
+			if (p != pid[i])
+				continue;
+			status[i] = st;
+			done++;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_NOTIMPL)
+					notimpl = 1;
+				else
+					failed = 1;
+				if (status[1 - i] == -1 && !killed[1 - i]) {
+					kill(pid[1 - i], SIGKILL);
+					killed[1 - i] = 1;
+				}
+			}
+		}
+	}
+	if (notimpl) {
+		fprintf(stderr, "dat_bench: the DAT side cannot run: this libdat answers "
+				"DAT_NOT_IMPLEMENTED (see above); run with -R to measure raw "
+				"libfabric only\n");
+		return BENCH_EXIT_NOTIMPL;
+	}
+	if (failed) {
+		for (i = 0; i < 2; i++)
+			if (killed[i])
+				fprintf(stderr, "dat_bench: %s stopped: the other side failed\n",
+					i == 0 ? "server" : "client");
+			else if (!WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0)
+				fprintf(stderr, "dat_bench: %s ended with %s\n",
+					i == 0 ? "server" : "client",
+					describe(status[i], buf, sizeof(buf)));
+		return BENCH_EXIT_FAIL;
+	}
+	return 0;
+}

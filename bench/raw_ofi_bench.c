@@ -1,0 +1,487 @@
+/* dat_bench: the raw libfabric stack, set up the way libdat's ofi
+ * provider sets up its own (providers/ofi/ofi_dev.c), so that the two are
+ * compared like with like:
+ *
+ *  - fi_getinfo hints FI_EP_MSG, caps MSG|RMA|READ|WRITE|REMOTE_READ|
+ *    REMOTE_WRITE, mr_mode FI_MR_BASIC (virtual addresses, provider keys),
+ *    FI_THREAD_SAFE, tx/rx size 1024;
+ *  - a send CQ and a receive CQ (libdat: the request EVD and the receive
+ *    EVD), FI_CQ_FORMAT_MSG, FI_WAIT_FD;
+ *  - fi_sendmsg / fi_recvmsg with FI_COMPLETION, and RDMA Writes with
+ *    fi_writemsg(FI_COMPLETION | FI_DELIVERY_COMPLETE) (unless the run
+ *    asks for transmit completion, -W tx);
+ *  - busy-poll = fi_cq_read in a loop, blocking = fi_cq_sread.
+ *
+ * tcp in libfabric 1.17 has no progress thread: data moves only inside
+ * fi_cq_read / fi_cq_sread.  For the memory-polling waits
+ * (mem_wait_begin/end) a helper thread sits in fi_cq_sread on the send CQ
+ * and so keeps the endpoint progressing, like libdat's progress thread;
+ * it counts the send completions it reads, and reap_tx hands those out. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "bench.h"
+
+#define RAW_FI_VERSION FI_VERSION(1, 17)
+#define RAW_QUEUE 1024
+#define RAW_BATCH 16
+#define RAW_CM_BUF (sizeof(struct fi_eq_cm_entry) + 256)
+
+struct raw_listener {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_eq *eq;
+	struct fid_pep *pep;
+};
+
+struct raw_conn {
+	struct fi_info *info;           /* owned: client's, or the CONNREQ's */
+	struct fid_fabric *fabric;
+	int own_fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	int own_eq;
+	struct fid_ep *ep;
+	struct fid_cq *txcq, *rxcq;
+	struct fid_mr *mr;
+	void *desc;
+	void *buf;
+	size_t buflen;
+	struct bench_remote peer;
+	uint64_t write_flags;
+	/* memory-wait helper */
+	pthread_t helper;
+	int helper_on;
+	int helper_stop;                /* __atomic */
+	uint64_t helper_done;           /* __atomic: completions it read */
+	uint64_t helper_taken;          /* of those, handed out by reap_tx */
+};
+
+static void fail(const char *what, ssize_t ret)
+{
+	bench_die(BENCH_EXIT_FAIL, "raw: %s: %s (%zd)", what,
+		  fi_strerror((int)-ret), ret);
+}
+
+#define FI_CHECK(call) \
+	do { \
+		ssize_t r_ = (call); \
+		if (r_ < 0) \
+			fail(#call, r_); \
+	} while (0)
+
+static struct raw_conn *rc_of(struct bench_conn *c)
+{
+	return c->priv;
+}
+
+const char *raw_version(void)
+{
+	static char v[32];
+	uint32_t ver = fi_version();
+
+	snprintf(v, sizeof(v), "%u.%u", FI_MAJOR(ver), FI_MINOR(ver));
+	return v;
+}
+
+static struct fi_info *hints_make(const char *prov)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	h->fabric_attr->prov_name = strdup(prov);
+	if (!h->fabric_attr->prov_name)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	h->addr_format = FI_SOCKADDR_IN;
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+		  FI_REMOTE_WRITE;
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	h->tx_attr->size = RAW_QUEUE;
+	h->rx_attr->size = RAW_QUEUE;
+	return h;
+}
+
+/* Reads one CM event of type want (20 s at most). */
+static void eq_expect(struct fid_eq *eq, uint32_t want, void *buf,
+		      size_t *len)
+{
+	uint32_t event = 0;
+	ssize_t n;
+
+	n = fi_eq_sread(eq, &event, buf, RAW_CM_BUF, BENCH_WAIT_MS, 0);
+	if (n == -FI_EAVAIL) {
+		struct fi_eq_err_entry err;
+
+		memset(&err, 0, sizeof(err));
+		fi_eq_readerr(eq, &err, 0);
+		bench_die(BENCH_EXIT_FAIL, "raw: connection event error: %s",
+			  fi_strerror(err.err));
+	}
+	if (n == -FI_EAGAIN)
+		bench_die(BENCH_EXIT_FAIL, "raw: no connection event in %d s",
+			  BENCH_WAIT_MS / 1000);
+	if (n < 0)
+		fail("fi_eq_sread", n);
+	if (event != want)
+		bench_die(BENCH_EXIT_FAIL, "raw: connection event %u, expected %u",
+			  event, want);
+	if (len)
+		*len = (size_t)n;
+}
+
+struct raw_listener *raw_listen(const char *prov, uint16_t *port)
+{
+	struct raw_listener *l = calloc(1, sizeof(*l));
+	struct fi_eq_attr eqa = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_info *h = hints_make(prov);
+	struct sockaddr_in sin;
+	size_t len = sizeof(sin);
+
+	if (!l)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	FI_CHECK(fi_getinfo(RAW_FI_VERSION, "127.0.0.1", "0", FI_SOURCE, h,
+			    &l->info));
+	fi_freeinfo(h);
+	FI_CHECK(fi_fabric(l->info->fabric_attr, &l->fabric, NULL));
+	FI_CHECK(fi_eq_open(l->fabric, &eqa, &l->eq, NULL));
+	FI_CHECK(fi_passive_ep(l->fabric, l->info, &l->pep, NULL));
+	FI_CHECK(fi_pep_bind(l->pep, &l->eq->fid, 0));
+	FI_CHECK(fi_listen(l->pep));
+	FI_CHECK(fi_getname(&l->pep->fid, &sin, &len));
+	*port = ntohs(sin.sin_port);
+	return l;
+}
+
+static const struct bench_ops raw_ops;
+
+/* Domain, memory, CQs and endpoint for info; receives posted. */
+static void conn_setup(struct raw_conn *r, struct bench_conn *c,
+		       size_t max_size, int delivery_complete)
+{
+	struct fi_cq_attr cqa = {
+		.size = RAW_QUEUE, .format = FI_CQ_FORMAT_MSG,
+		.wait_obj = FI_WAIT_FD,
+	};
+	int i;
+
+	r->buf = bench_alloc(max_size, &r->buflen);
+	r->write_flags = FI_COMPLETION |
+			 (delivery_complete ? FI_DELIVERY_COMPLETE : 0);
+	FI_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
+	FI_CHECK(fi_mr_reg(r->domain, r->buf, r->buflen,
+			   FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+			   FI_REMOTE_READ | FI_REMOTE_WRITE,
+			   0, 0, 0, &r->mr, NULL));
+	r->desc = fi_mr_desc(r->mr);
+	FI_CHECK(fi_cq_open(r->domain, &cqa, &r->txcq, NULL));
+	FI_CHECK(fi_cq_open(r->domain, &cqa, &r->rxcq, NULL));
+	FI_CHECK(fi_endpoint(r->domain, r->info, &r->ep, NULL));
+	FI_CHECK(fi_ep_bind(r->ep, &r->eq->fid, 0));
+	FI_CHECK(fi_ep_bind(r->ep, &r->txcq->fid, FI_TRANSMIT));
+	FI_CHECK(fi_ep_bind(r->ep, &r->rxcq->fid, FI_RECV));
+	FI_CHECK(fi_enable(r->ep));
+
+	memset(c, 0, sizeof(*c));
+	c->name = "raw";
+	c->ops = &raw_ops;
+	c->priv = r;
+	bench_layout(c, r->buf, max_size);
+	for (i = 0; i < BENCH_NRECV; i++)
+		raw_ops.post_recv(c, i);
+}
+
+static void own_remote(struct raw_conn *r, const struct bench_conn *c,
+		       struct bench_remote *me)
+{
+	me->addr = (uint64_t)(uintptr_t)c->rx;
+	me->key = fi_mr_key(r->mr);
+	me->len = c->max_size;
+}
+
+void raw_accept(struct raw_listener *l, struct bench_conn *c,
+		size_t max_size, int delivery_complete)
+{
+	struct raw_conn *r = calloc(1, sizeof(*r));
+	_Alignas(8) uint8_t buf[RAW_CM_BUF];
+	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
+	struct bench_remote me;
+	size_t n;
+
+	if (!r)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	eq_expect(l->eq, FI_CONNREQ, buf, &n);
+	if (n < sizeof(*ent) + sizeof(r->peer))
+		bench_die(BENCH_EXIT_FAIL, "raw: connect request without the peer's buffer");
+	memcpy(&r->peer, ent->data, sizeof(r->peer));
+	r->info = ent->info;
+	r->fabric = l->fabric;
+	r->eq = l->eq;
+	conn_setup(r, c, max_size, delivery_complete);
+	own_remote(r, c, &me);
+	FI_CHECK(fi_accept(r->ep, &me, sizeof(me)));
+	eq_expect(r->eq, FI_CONNECTED, buf, NULL);
+	/* the listener is not needed any more: the one connection is up */
+	fi_close(&l->pep->fid);
+	l->pep = NULL;
+	r->own_fabric = 1;
+	r->own_eq = 1;
+	fi_freeinfo(l->info);
+	free(l);
+}
+
+void raw_connect(const char *prov, uint16_t port, struct bench_conn *c,
+		 size_t max_size, int delivery_complete)
+{
+	struct raw_conn *r = calloc(1, sizeof(*r));
+	struct fi_eq_attr eqa = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	_Alignas(8) uint8_t buf[RAW_CM_BUF];
+	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
+	struct fi_info *h = hints_make(prov);
+	struct bench_remote me;
+	char service[16];
+	size_t n;
+
+	if (!r)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	snprintf(service, sizeof(service), "%u", (unsigned)port);
+	FI_CHECK(fi_getinfo(RAW_FI_VERSION, "127.0.0.1", service, 0, h,
+			    &r->info));
+	fi_freeinfo(h);
+	FI_CHECK(fi_fabric(r->info->fabric_attr, &r->fabric, NULL));
+	FI_CHECK(fi_eq_open(r->fabric, &eqa, &r->eq, NULL));
+	r->own_fabric = 1;
+	r->own_eq = 1;
+	conn_setup(r, c, max_size, delivery_complete);
+	own_remote(r, c, &me);
+	FI_CHECK(fi_connect(r->ep, r->info->dest_addr, &me, sizeof(me)));
+	eq_expect(r->eq, FI_CONNECTED, buf, &n);
+	if (n < sizeof(*ent) + sizeof(r->peer))
+		bench_die(BENCH_EXIT_FAIL, "raw: accept without the peer's buffer");
+	memcpy(&r->peer, ent->data, sizeof(r->peer));
+}
+
+/* ---- the primitives --------------------------------------------------------- */
+
+static void raw_post_send(struct bench_conn *c, size_t len)
+{
+	struct raw_conn *r = rc_of(c);
+	struct iovec iov = { .iov_base = (void *)c->tx, .iov_len = len };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
+	};
+
+	FI_CHECK(fi_sendmsg(r->ep, &msg, FI_COMPLETION));
+	c->tx_out++;
+}
+
+static void raw_post_write(struct bench_conn *c, size_t len)
+{
+	struct raw_conn *r = rc_of(c);
+	struct iovec iov = { .iov_base = (void *)c->tx, .iov_len = len };
+	struct fi_rma_iov rma = {
+		.addr = r->peer.addr, .len = len, .key = r->peer.key,
+	};
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
+		.rma_iov = &rma, .rma_iov_count = 1,
+	};
+
+	FI_CHECK(fi_writemsg(r->ep, &msg, r->write_flags));
+	c->tx_out++;
+}
+
+static void raw_post_recv(struct bench_conn *c, int slot)
+{
+	struct raw_conn *r = rc_of(c);
+	struct iovec iov = {
+		.iov_base = c->ring + (size_t)slot * c->max_size,
+		.iov_len = c->max_size,
+	};
+	struct fi_msg msg = {
+		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
+		.context = (void *)(uintptr_t)(slot + 1),
+	};
+
+	FI_CHECK(fi_recvmsg(r->ep, &msg, FI_COMPLETION));
+}
+
+static void cq_error(struct fid_cq *cq, const char *which)
+{
+	struct fi_cq_err_entry err;
+
+	memset(&err, 0, sizeof(err));
+	fi_cq_readerr(cq, &err, 0);
+	bench_die(BENCH_EXIT_FAIL, "raw: %s completion error: %s (prov_errno %d)",
+		  which, fi_strerror(err.err), err.prov_errno);
+}
+
+/* One read of a CQ: fi_cq_read, or fi_cq_sread up to BENCH_WAIT_MS. */
+static ssize_t cq_get(struct fid_cq *cq, struct fi_cq_msg_entry *ent,
+		      size_t max, enum bench_wait w, const char *which)
+{
+	ssize_t n;
+
+	if (w == BENCH_POLL)
+		n = fi_cq_read(cq, ent, max);
+	else
+		n = fi_cq_sread(cq, ent, max, NULL, BENCH_WAIT_MS);
+	if (n == -FI_EAGAIN) {
+		if (w == BENCH_BLOCK)
+			bench_die(BENCH_EXIT_FAIL,
+				  "raw: no %s completion in %d s", which,
+				  BENCH_WAIT_MS / 1000);
+		return 0;
+	}
+	if (n == -FI_EAVAIL)
+		cq_error(cq, which);
+	if (n < 0)
+		fail(w == BENCH_POLL ? "fi_cq_read" : "fi_cq_sread", n);
+	return n;
+}
+
+static int raw_reap_tx(struct bench_conn *c, int max, enum bench_wait w)
+{
+	struct raw_conn *r = rc_of(c);
+	struct fi_cq_msg_entry ent[RAW_BATCH];
+	ssize_t n;
+
+	if (max > RAW_BATCH)
+		max = RAW_BATCH;
+	if (max <= 0)
+		return 0;
+	if (r->helper_on) {
+		/* the helper thread reads the CQ: take what it counted */
+		uint64_t avail;
+
+		for (;;) {
+			avail = __atomic_load_n(&r->helper_done,
+						__ATOMIC_ACQUIRE) -
+				r->helper_taken;
+			if (avail > 0 || w == BENCH_POLL)
+				break;
+			sched_yield();
+		}
+		if (avail > (uint64_t)max)
+			avail = (uint64_t)max;
+		r->helper_taken += avail;
+		c->tx_out -= (int)avail;
+		return (int)avail;
+	}
+	n = cq_get(r->txcq, ent, (size_t)max, w, "send");
+	c->tx_out -= (int)n;
+	return (int)n;
+}
+
+static int raw_get_rx(struct bench_conn *c, int *slot, size_t *len,
+		      enum bench_wait w)
+{
+	struct raw_conn *r = rc_of(c);
+	struct fi_cq_msg_entry ent;
+
+	if (cq_get(r->rxcq, &ent, 1, w, "receive") == 0)
+		return 0;
+	*slot = (int)((uintptr_t)ent.op_context - 1);
+	*len = ent.len;
+	return 1;
+}
+
+static void *helper_main(void *arg)
+{
+	struct raw_conn *r = arg;
+	struct fi_cq_msg_entry ent[RAW_BATCH];
+	ssize_t n;
+
+	while (!__atomic_load_n(&r->helper_stop, __ATOMIC_ACQUIRE)) {
+		/* a short timeout: fi_cq_signal may come before we sleep */
+		n = fi_cq_sread(r->txcq, ent, RAW_BATCH, NULL, 50);
+		if (n == -FI_EAGAIN)
+			continue;
+		if (n == -FI_EAVAIL)
+			cq_error(r->txcq, "send");
+		if (n < 0)
+			fail("fi_cq_sread (helper)", n);
+		__atomic_add_fetch(&r->helper_done, (uint64_t)n,
+				   __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void raw_mem_wait_begin(struct bench_conn *c)
+{
+	struct raw_conn *r = rc_of(c);
+	int err;
+
+	r->helper_stop = 0;
+	r->helper_done = r->helper_taken = 0;
+	err = pthread_create(&r->helper, NULL, helper_main, r);
+	if (err)
+		bench_die(BENCH_EXIT_FAIL, "raw: pthread_create: %s",
+			  strerror(err));
+	r->helper_on = 1;
+}
+
+static void raw_mem_wait_end(struct bench_conn *c)
+{
+	struct raw_conn *r = rc_of(c);
+
+	__atomic_store_n(&r->helper_stop, 1, __ATOMIC_RELEASE);
+	fi_cq_signal(r->txcq);
+	pthread_join(r->helper, NULL);
+	r->helper_on = 0;
+	if (r->helper_done != r->helper_taken)
+		bench_die(BENCH_EXIT_FAIL, "raw: %llu send completions left over",
+			  (unsigned long long)(r->helper_done - r->helper_taken));
+}
+
+static int raw_close(struct bench_conn *c, int client)
+{
+	struct raw_conn *r = rc_of(c);
+
+	(void)client;
+	/* Both sides finished with a send/recv exchange: nothing is in
+	 * flight.  Outstanding receives are simply dropped with the EP. */
+	fi_shutdown(r->ep, 0);
+	fi_close(&r->ep->fid);
+	fi_close(&r->rxcq->fid);
+	fi_close(&r->txcq->fid);
+	fi_close(&r->mr->fid);
+	fi_close(&r->domain->fid);
+	if (r->own_eq)
+		fi_close(&r->eq->fid);
+	if (r->own_fabric)
+		fi_close(&r->fabric->fid);
+	fi_freeinfo(r->info);
+	free(r->buf);
+	free(r);
+	c->priv = NULL;
+	return 0;
+}
+
+static const struct bench_ops raw_ops = {
+	.post_send = raw_post_send,
+	.post_write = raw_post_write,
+	.post_recv = raw_post_recv,
+	.reap_tx = raw_reap_tx,
+	.get_rx = raw_get_rx,
+	.mem_wait_begin = raw_mem_wait_begin,
+	.mem_wait_end = raw_mem_wait_end,
+	.close = raw_close,
+};

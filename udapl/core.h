@@ -234,6 +234,8 @@ struct dapl_lmr {
 
 /* The live LMR named by lmr_context, or NULL.  Lock free. */
 struct dapl_lmr *dapl_lmr_lookup(struct dapl_ia *ia, DAT_LMR_CONTEXT ctx);
+/* Whether [addr, addr + len) lies inside lmr. */
+bool dapl_lmr_covers(const struct dapl_lmr *lmr, uint64_t addr, uint64_t len);
 void dapl_lmr_destroy(struct dapl_lmr *lmr);   /* ia->lock held */
 /* Frees the IA's LMR table (close). */
 void dapl_lmr_table_free(struct dapl_ia *ia);

@@ -179,9 +179,7 @@ DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
 			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
 		if (lmr->pz != ep->pz)
 			return DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
-		if (t->virtual_address < lmr->addr ||
-		    t->segment_length > lmr->len ||
-		    t->virtual_address - lmr->addr > lmr->len - t->segment_length)
+		if (!dapl_lmr_covers(lmr, t->virtual_address, t->segment_length))
 			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 		if (t->segment_length > UINT32_MAX)
 			return DAT_ERROR(DAT_LENGTH_ERROR, 0);
@@ -236,11 +234,10 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	    !(ep->param.ep_attr.request_completion_flags &
 	      DAT_COMPLETION_UNSIGNALLED_FLAG))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + flags_arg - 1);
-	if (state == DAT_EP_STATE_DISCONNECTED && ep->request_evd) {
-		rc = dapl_dto_sges(ep, n, iov, need, sge, nsge, total);
-		/* accepted, to be flushed at once: see flush_at_once */
-		return rc == DAT_SUCCESS ? DAT_ERROR(DAT_QUEUE_EMPTY, 0) : rc;
-	}
+	*slot = NULL;
+	if (state == DAT_EP_STATE_DISCONNECTED && ep->request_evd)
+		/* accepted, with no slot: flushed at once (flush_at_once) */
+		return dapl_dto_sges(ep, n, iov, need, sge, nsge, total);
 	if (state != DAT_EP_STATE_CONNECTED || !ep->tep || !ep->req_slots)
 		return dapl_ep_state_error(state);
 	if (!ep->request_evd)
@@ -259,8 +256,7 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 }
 
 /* DAT 1.2: a DTO posted on a DISCONNECTED EP is accepted and flushed at
- * once.  request_prepare says so with DAT_QUEUE_EMPTY (never a real
- * answer of a post). */
+ * once (request_prepare then gives no slot). */
 static DAT_RETURN flush_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
 				DAT_DTO_COOKIE cookie)
 {
@@ -274,11 +270,6 @@ static DAT_RETURN flush_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
 	ev.event_data.dto_completion_event_data.status = DAT_DTO_ERR_FLUSHED;
 	dapl_evd_post(evd, &ev);
 	return DAT_SUCCESS;
-}
-
-static bool is_flush_now(DAT_RETURN rc)
-{
-	return DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY;
 }
 
 static unsigned tpost_flags(DAT_COMPLETION_FLAGS flags)
@@ -309,10 +300,10 @@ DAT_RETURN dapl_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 		return BAD_EP;
 	rc = request_prepare(ep, n, iov, flags, 5, DAT_MEM_PRIV_LOCAL_READ_FLAG,
 			     sge, &nsge, &total, &sl);
-	if (is_flush_now(rc))
-		return flush_at_once(ep, ep->request_evd, cookie);
 	if (rc != DAT_SUCCESS)
 		return rc;
+	if (!sl)
+		return flush_at_once(ep, ep->request_evd, cookie);
 	sl->kind = DTO_SEND;
 	sl->cookie = cookie;
 	err = ep->ia->ops->post_send(ep->tep, sge, nsge, (uint64_t)(uintptr_t)sl,
@@ -343,10 +334,10 @@ static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 			     read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
 				    DAT_MEM_PRIV_LOCAL_READ_FLAG,
 			     sge, &nsge, &total, &sl);
-	if (is_flush_now(rc))
-		return flush_at_once(ep, ep->request_evd, cookie);
 	if (rc != DAT_SUCCESS)
 		return rc;
+	if (!sl)
+		return flush_at_once(ep, ep->request_evd, cookie);
 	if (total > remote->segment_length) {
 		slot_release(sl);
 		return DAT_ERROR(DAT_LENGTH_ERROR, 0);

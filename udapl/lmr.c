@@ -36,6 +36,13 @@ struct dapl_lmr *dapl_lmr_lookup(struct dapl_ia *ia, DAT_LMR_CONTEXT ctx)
 	return lmr;
 }
 
+bool dapl_lmr_covers(const struct dapl_lmr *lmr, uint64_t addr, uint64_t len)
+{
+	/* written so that no sum can wrap */
+	return addr >= lmr->addr && len <= lmr->len &&
+	       addr - lmr->addr <= lmr->len - len;
+}
+
 void dapl_lmr_table_free(struct dapl_ia *ia)
 {
 	free((void *)ia->lmr_table);
@@ -254,10 +261,8 @@ static DAT_RETURN lmr_sync(DAT_IA_HANDLE ia_h, const DAT_LMR_TRIPLET *iov,
 		if (iov[i].segment_length == 0)
 			continue;
 		lmr = dapl_lmr_lookup(ia, iov[i].lmr_context);
-		if (!lmr || iov[i].virtual_address < lmr->addr ||
-		    iov[i].segment_length > lmr->len ||
-		    iov[i].virtual_address - lmr->addr >
-			    lmr->len - iov[i].segment_length)
+		if (!lmr || !dapl_lmr_covers(lmr, iov[i].virtual_address,
+					     iov[i].segment_length))
 			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	}
 	return DAT_SUCCESS;

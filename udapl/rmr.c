@@ -143,9 +143,7 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 			rc = DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
 			goto out;
 		}
-		if (iov->virtual_address < lmr->addr ||
-		    iov->segment_length > lmr->len ||
-		    iov->virtual_address - lmr->addr > lmr->len - iov->segment_length) {
+		if (!dapl_lmr_covers(lmr, iov->virtual_address, iov->segment_length)) {
 			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 			goto out;
 		}

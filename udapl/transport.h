@@ -122,6 +122,10 @@ enum dapl_twc_opcode {
 
 struct dapl_twc {
 	uint64_t context;                 /* what the core passed at post time */
+	/* The owner (dapl_tep_attr.owner) of the endpoint the request
+	 * completed on; 0 once that endpoint is destroyed.  This is how a
+	 * receive taken from an SRQ names its endpoint. */
+	uint64_t owner;
 	enum dapl_twc_status status;
 	enum dapl_twc_opcode opcode;
 	uint32_t byte_len;                /* receives: bytes that arrived */
@@ -145,6 +149,7 @@ struct dapl_tep_attr {
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge;
 	uint32_t max_inline;
+	uint64_t owner;                   /* the core's cookie, returned in dapl_twc.owner */
 };
 
 /* ---- the ops table --------------------------------------------------------- */
@@ -264,12 +269,17 @@ struct udapl_transport_ops {
 
 	/* Shared receive queues; set_limit arms the low-watermark event
 	 * (SRQ_LIMIT from cm_get_event, once per arming; limit 0 disarms).
-	 * An ep on an SRQ takes no post_recv of its own.  srq_destroy
+	 * An ep on an SRQ takes no post_recv of its own; a receive it takes
+	 * from the SRQ completes on its recv CQ with its owner.  srq_destroy
 	 * (-EBUSY while eps use it) discards what is still posted without
-	 * completions: an SRQ has no CQ of its own. */
+	 * completions (an SRQ has no CQ of its own), calling discarded with
+	 * each such receive's context so the core can let go of it;
+	 * receives already completed are still handed out by cq_poll. */
 	int (*srq_create)(struct dapl_tpd *pd, uint32_t max_wr,
 			  uint32_t max_sge, struct dapl_tsrq **srq);
-	int (*srq_destroy)(struct dapl_tsrq *srq);
+	int (*srq_destroy)(struct dapl_tsrq *srq,
+			   void (*discarded)(uint64_t context, void *arg),
+			   void *arg);
 	int (*srq_resize)(struct dapl_tsrq *srq, uint32_t max_wr);
 	int (*srq_set_limit)(struct dapl_tsrq *srq, uint32_t limit);
 	int (*srq_post_recv)(struct dapl_tsrq *srq,

@@ -22,7 +22,16 @@
  *  - cm_get_event first reads every CQ of the device (this is what drives
  *    tcp's data progress and its disconnect detection), then returns
  *    synthesised events, then EQ events.
- *  - An SRQ is an fi_srx_context with its own slots (ofi_srq.c).
+ *  - An SRQ is an fi_srx_context with its own slots (ofi_srq.c).  A
+ *    libfabric completion does not say which endpoint took a receive from
+ *    it, so each endpoint on an SRQ binds its receives to a private
+ *    libfabric CQ (an ofi_subcq) that its recv CQ reads along with its own.
+ *  - The progress thread sleeps on the wait fds of every CQ, but a CQ the
+ *    consumer is busy polling (many empty polls, not armed) is left out
+ *    of its epoll set, so the thread does not wake, and fight for the CQ
+ *    lock, on every message; a timerfd brings it back every
+ *    OFI_BUSY_TICK_NS to re-check (and to pump every CQ, which is what
+ *    moves RMA target data and notices disconnects).
  *
  * Lock order: dev->lock, then CQ locks (lower address first); srq->lock
  * is taken alone. */
@@ -55,6 +64,8 @@ extern const struct udapl_transport_ops dapl_ofi_ops;
 #define OFI_CM_DATA_MAX 256      /* FI_OPT_CM_DATA_SIZE; tcp 1.17 does not check it */
 #define OFI_QUEUE_MAX 1024       /* tx/rx size asked of libfabric (tcp's tx maximum) */
 #define OFI_READS_MAX 128        /* reported max_ird/max_ord: reads are software */
+#define OFI_BUSY_POLLS 8         /* empty polls between checks that mean 'busy polling' */
+#define OFI_BUSY_TICK_NS 2000000 /* how often a busy CQ is looked at anyway */
 
 /* ---- requests -------------------------------------------------------------- */
 
@@ -81,6 +92,7 @@ struct ofi_slot {
 	uint8_t status;                 /* enum dapl_twc_status */
 	uint32_t byte_len;              /* sends/RDMA: posted length; recvs: arrived */
 	int vendor_err;
+	uint64_t owner;                 /* SRQ slots: the ep that took it */
 	uint32_t rkey;
 	uint64_t raddr;
 	struct iovec iov[OFI_MAX_SGE];
@@ -119,6 +131,19 @@ struct dapl_tcq {
 	int users;                      /* queues of live endpoints */
 	struct ofi_slot *ready_head, *ready_tail;
 	struct ofi_queue *zombies;      /* queues of destroyed eps with ready slots */
+	struct ofi_subcq *subs;         /* private CQs of the SRQ eps receiving here */
+	/* busy-poll detection: cq_poll calls that found nothing, counted
+	 * under lock; the progress thread compares with what it saw last */
+	uint32_t empty_polls, empty_seen;
+	bool excluded;                  /* left out of dev->epfd (dev->lock) */
+};
+
+/* The private receive CQ of an endpoint on an SRQ (see the top). */
+struct ofi_subcq {
+	struct fid_cq *fcq;
+	int fd;
+	struct dapl_tep *ep;
+	struct ofi_subcq *next;         /* rcq->subs (dev->lock and rcq->lock) */
 };
 
 enum ofi_ep_state {
@@ -133,6 +158,8 @@ struct dapl_tep {
 	struct dapl_tcq *scq, *rcq;
 	struct ofi_queue *sq, *rq;      /* rq NULL on an SRQ */
 	struct dapl_tsrq *srq;
+	struct ofi_subcq *sub;          /* on an SRQ: where its receives complete */
+	uint64_t owner;                 /* the core's cookie (dapl_twc.owner) */
 	/* fep and state change with dev->lock and both CQ locks held; posts
 	 * read them under their CQ's lock. */
 	struct fid_ep *fep;
@@ -207,8 +234,9 @@ struct dapl_tdev {
 	struct fid_domain *domain;
 	struct fid_eq *eq;
 	int eq_fd;
-	int epfd;                       /* progress fd: EQ, CQs, notify_fd */
+	int epfd;                       /* progress fd: EQ, CQs, notify_fd, timer_fd */
 	int notify_fd;                  /* eventfd: a synthesised event is queued */
+	int timer_fd;                   /* re-check busy CQs (OFI_BUSY_TICK_NS) */
 	struct sockaddr_in addr;
 	char prov[32];
 	char name[64];
@@ -216,7 +244,8 @@ struct dapl_tdev {
 
 	struct dapl_tcq **cqs;          /* every CQ, for the progress pump */
 	int ncqs, cqs_cap;
-	struct fid **wait_fids;         /* EQ + CQs, for fi_trywait */
+	struct fid **wait_fids;         /* EQ + CQs not excluded, for fi_trywait */
+	int nwait, wait_cap;
 
 	struct fi_info *info_srx;       /* info, for eps on an SRQ */
 	struct dapl_tlisten *listeners;
@@ -329,7 +358,8 @@ int ofi_mw_free(struct dapl_tmw *mw);
 
 int ofi_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,
 		   struct dapl_tsrq **srq);
-int ofi_srq_destroy(struct dapl_tsrq *srq);
+int ofi_srq_destroy(struct dapl_tsrq *srq,
+		    void (*discarded)(uint64_t context, void *arg), void *arg);
 int ofi_srq_resize(struct dapl_tsrq *srq, uint32_t max_wr);
 int ofi_srq_set_limit(struct dapl_tsrq *srq, uint32_t limit);
 int ofi_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
@@ -337,7 +367,7 @@ int ofi_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
 /* cq->lock held: an SRQ slot completed on cq. */
 void ofi_srq_slot_complete(struct dapl_tcq *cq, struct ofi_slot *s,
 			   enum dapl_twc_status status, uint32_t byte_len,
-			   int vendor_err);
+			   int vendor_err, uint64_t owner);
 /* cq->lock held: cq_poll handed s out. */
 void ofi_srq_slot_release(struct ofi_slot *s);
 /* dev->lock held: an SRQ whose limit fired, or NULL; frees dead SRQs. */
@@ -363,6 +393,19 @@ void ofi_listener_put(struct dapl_tlisten *l);
 /* dev->lock held: the CQ joins / leaves the progress pump. */
 int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq);
 void ofi_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq);
+/* dev->lock and cq->lock held: a private CQ of an SRQ ep joins / leaves
+ * cq (its reads, the progress fd and fi_trywait). */
+int ofi_dev_add_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
+		      struct ofi_subcq *sub);
+void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
+			  struct ofi_subcq *sub);
+/* dev->lock held: leaves CQs that are busy-polled out of the progress fd,
+ * takes idle ones back; arms the re-check timer while any is out. */
+void ofi_dev_update_busy(struct dapl_tdev *dev);
+/* dev->lock held: rebuilds the fi_trywait list (after dev->fatal). */
+int ofi_dev_sync_waits(struct dapl_tdev *dev);
+/* dev->lock held: reads the re-check timer (it woke the thread). */
+void ofi_dev_timer_drain(struct dapl_tdev *dev);
 /* Makes the progress fd readable (a synthesised event is queued). */
 void ofi_dev_notify(struct dapl_tdev *dev);
 

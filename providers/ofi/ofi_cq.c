@@ -283,7 +283,9 @@ static enum dapl_twc_status map_cq_err(int err)
 	}
 }
 
-static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e)
+/* owner: the ep whose private CQ (ofi_subcq) this came from, else 0. */
+static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e,
+			      uint64_t owner)
 {
 	struct ofi_slot *s = e->op_context;
 
@@ -291,7 +293,7 @@ static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e)
 		return;         /* not ours: we never post without a context */
 	if (s->srq) {
 		ofi_srq_slot_complete(cq, s, DAPL_TWC_SUCCESS,
-				      (uint32_t)e->len, 0);
+				      (uint32_t)e->len, 0, owner);
 		return;
 	}
 	ofi_slot_complete(s, DAPL_TWC_SUCCESS,
@@ -299,17 +301,18 @@ static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e)
 			  s->byte_len, 0);
 }
 
-void ofi_cq_drain(struct dapl_tcq *cq)
+/* Reads one libfabric CQ dry into cq's slots. */
+static void drain_fcq(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
 {
 	struct fi_cq_msg_entry ent[CQ_BATCH];
 
 	for (;;) {
-		ssize_t n = fi_cq_read(cq->fcq, ent, CQ_BATCH);
+		ssize_t n = fi_cq_read(fcq, ent, CQ_BATCH);
 		ssize_t i;
 
 		if (n > 0) {
 			for (i = 0; i < n; i++)
-				cq_complete_entry(cq, &ent[i]);
+				cq_complete_entry(cq, &ent[i], owner);
 			continue;       /* an error entry may follow */
 		}
 		if (n == -FI_EAVAIL) {
@@ -317,13 +320,13 @@ void ofi_cq_drain(struct dapl_tcq *cq)
 			struct ofi_slot *s;
 
 			memset(&err, 0, sizeof(err));
-			if (fi_cq_readerr(cq->fcq, &err, 0) < 1)
+			if (fi_cq_readerr(fcq, &err, 0) < 1)
 				break;
 			s = err.op_context;
 			if (s && s->srq)
 				ofi_srq_slot_complete(cq, s,
 						      map_cq_err(err.err), 0,
-						      err.err);
+						      err.err, owner);
 			else if (s)
 				ofi_slot_complete(s, map_cq_err(err.err),
 						  0, err.err);
@@ -331,6 +334,15 @@ void ofi_cq_drain(struct dapl_tcq *cq)
 		}
 		break;          /* -FI_EAGAIN, or an error we cannot act on */
 	}
+}
+
+void ofi_cq_drain(struct dapl_tcq *cq)
+{
+	struct ofi_subcq *sub;
+
+	drain_fcq(cq, cq->fcq, 0);
+	for (sub = cq->subs; sub; sub = sub->next)
+		drain_fcq(cq, sub->fcq, sub->ep->owner);
 }
 
 void ofi_cq_kick(struct dapl_tcq *cq)
@@ -429,6 +441,10 @@ int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only)
 	(void)solicited_only;   /* no solicited events: every completion wakes */
 	pthread_mutex_lock(&cq->lock);
 	cq->armed = true;
+	/* left out of the progress fd as busy: the thread must take it
+	 * back now, or this waiter sleeps until the next re-check */
+	if (cq->excluded)
+		ofi_dev_notify(cq->dev);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
@@ -458,6 +474,7 @@ int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 			if (!cq->ready_head)
 				cq->ready_tail = NULL;
 			wc[n].context = s->context;
+			wc[n].owner = q ? (q->ep ? q->ep->owner : 0) : s->owner;
 			wc[n].status = (enum dapl_twc_status)s->status;
 			wc[n].opcode = (enum dapl_twc_opcode)s->opcode;
 			wc[n].byte_len = s->byte_len;
@@ -479,6 +496,8 @@ int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 		ofi_cq_drain(cq);
 		drained = true;
 	}
+	if (n == 0)
+		cq->empty_polls++;
 	ofi_cq_kick(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return n;

@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "ofi.h"
@@ -231,7 +232,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		say(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	dev->eq_fd = dev->epfd = dev->notify_fd = -1;
+	dev->eq_fd = dev->epfd = dev->notify_fd = dev->timer_fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
 
 	ret = parse_params(ia_params, dev->prov, sizeof(dev->prov), &dev->addr,
@@ -278,7 +279,9 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	}
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
 	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (dev->epfd < 0 || dev->notify_fd < 0) {
+	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				       TFD_NONBLOCK | TFD_CLOEXEC);
+	if (dev->epfd < 0 || dev->notify_fd < 0 || dev->timer_fd < 0) {
 		ret = -errno;
 		say(why, whylen, "cannot make the progress fd: %s",
 		    strerror(errno));
@@ -287,15 +290,15 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	ret = epoll_add(dev->epfd, dev->eq_fd);
 	if (!ret)
 		ret = epoll_add(dev->epfd, dev->notify_fd);
-	dev->wait_fids = calloc(1, sizeof(*dev->wait_fids));
-	if (!ret && !dev->wait_fids)
-		ret = -ENOMEM;
+	if (!ret)
+		ret = epoll_add(dev->epfd, dev->timer_fd);
+	if (!ret)
+		ret = ofi_dev_sync_waits(dev);
 	if (ret) {
 		say(why, whylen, "cannot make the progress fd: %s",
 		    strerror(-ret));
 		goto err;
 	}
-	dev->wait_fids[0] = &dev->eq->fid;
 
 	inet_ntop(AF_INET, &dev->addr.sin_addr, addr, sizeof(addr));
 	snprintf(dev->name, sizeof(dev->name), "ofi %s %s",
@@ -384,6 +387,8 @@ void ofi_dev_close(struct dapl_tdev *dev)
 		close(dev->epfd);
 	if (dev->notify_fd >= 0)
 		close(dev->notify_fd);
+	if (dev->timer_fd >= 0)
+		close(dev->timer_fd);
 	free(dev->cqs);
 	free(dev->wait_fids);
 	pthread_mutex_destroy(&dev->lock);
@@ -409,47 +414,186 @@ void ofi_dev_notify(struct dapl_tdev *dev)
 
 /* ---- CQs in the progress pump ------------------------------------------------- */
 
+/* Rebuilds the fi_trywait list (EQ first, unless it is dead) from the
+ * CQs that are in the epoll set.  Only ofi_dev_add_cq/add_subcq grow it,
+ * so the others cannot fail. */
+int ofi_dev_sync_waits(struct dapl_tdev *dev)
+{
+	int need = 1, n = 0, i;
+	struct ofi_subcq *sub;
+
+	for (i = 0; i < dev->ncqs; i++) {
+		need++;
+		for (sub = dev->cqs[i]->subs; sub; sub = sub->next)
+			need++;
+	}
+	if (need > dev->wait_cap) {
+		struct fid **fids = realloc(dev->wait_fids,
+					    (size_t)need * sizeof(*fids));
+
+		if (!fids)
+			return -ENOMEM;
+		dev->wait_fids = fids;
+		dev->wait_cap = need;
+	}
+	if (!dev->fatal)
+		dev->wait_fids[n++] = &dev->eq->fid;
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		if (cq->excluded)
+			continue;
+		dev->wait_fids[n++] = &cq->fcq->fid;
+		for (sub = cq->subs; sub; sub = sub->next)
+			dev->wait_fids[n++] = &sub->fcq->fid;
+	}
+	dev->nwait = n;
+	return 0;
+}
+
+/* Puts cq's fds into the progress epoll set or takes them out. */
+static void cq_fds_epoll(struct dapl_tdev *dev, struct dapl_tcq *cq, bool in)
+{
+	struct ofi_subcq *sub;
+
+	if (in) {
+		epoll_add(dev->epfd, cq->fcq_fd);
+		for (sub = cq->subs; sub; sub = sub->next)
+			epoll_add(dev->epfd, sub->fd);
+	} else {
+		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
+		for (sub = cq->subs; sub; sub = sub->next)
+			epoll_ctl(dev->epfd, EPOLL_CTL_DEL, sub->fd, NULL);
+	}
+}
+
 int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
 {
-	int ret, i;
+	int ret;
 
 	if (dev->ncqs == dev->cqs_cap) {
 		int cap = dev->cqs_cap ? 2 * dev->cqs_cap : 8;
 		struct dapl_tcq **cqs;
-		struct fid **fids;
 
 		cqs = realloc(dev->cqs, (size_t)cap * sizeof(*cqs));
 		if (!cqs)
 			return -ENOMEM;
 		dev->cqs = cqs;
-		fids = realloc(dev->wait_fids, (size_t)(cap + 1) * sizeof(*fids));
-		if (!fids)
-			return -ENOMEM;
-		dev->wait_fids = fids;
 		dev->cqs_cap = cap;
 	}
 	ret = epoll_add(dev->epfd, cq->fcq_fd);
 	if (ret)
 		return ret;
 	dev->cqs[dev->ncqs++] = cq;
-	for (i = 0; i < dev->ncqs; i++)
-		dev->wait_fids[i + 1] = &dev->cqs[i]->fcq->fid;
-	return 0;
+	ret = ofi_dev_sync_waits(dev);
+	if (ret) {
+		dev->ncqs--;
+		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
+	}
+	return ret;
 }
 
 void ofi_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
 {
 	int i;
 
-	epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
+	if (!cq->excluded)
+		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
 	for (i = 0; i < dev->ncqs; i++) {
 		if (dev->cqs[i] == cq) {
 			dev->cqs[i] = dev->cqs[--dev->ncqs];
 			break;
 		}
 	}
-	for (i = 0; i < dev->ncqs; i++)
-		dev->wait_fids[i + 1] = &dev->cqs[i]->fcq->fid;
+	ofi_dev_sync_waits(dev);
+}
+
+int ofi_dev_add_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
+		      struct ofi_subcq *sub)
+{
+	int ret;
+
+	if (!cq->excluded) {
+		ret = epoll_add(dev->epfd, sub->fd);
+		if (ret)
+			return ret;
+	}
+	sub->next = cq->subs;
+	cq->subs = sub;
+	ret = ofi_dev_sync_waits(dev);
+	if (ret)
+		ofi_dev_remove_subcq(dev, cq, sub);
+	return ret;
+}
+
+void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
+			  struct ofi_subcq *sub)
+{
+	struct ofi_subcq **pp;
+
+	for (pp = &cq->subs; *pp; pp = &(*pp)->next) {
+		if (*pp == sub) {
+			*pp = sub->next;
+			break;
+		}
+	}
+	if (!cq->excluded)
+		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, sub->fd, NULL);
+	ofi_dev_sync_waits(dev);
+}
+
+void ofi_dev_update_busy(struct dapl_tdev *dev)
+{
+	struct itimerspec its;
+	bool busy = false, changed = false, any = false;
+	int i;
+
+	/* tcp 1.17's CQ wait fd polls the sockets of every ep bound to the
+	 * CQ, and an ep is bound to a send and a recv CQ: leaving out only
+	 * the polled CQ would still wake this thread on every message.  So
+	 * while the consumer busy-polls any CQ, every CQ nobody sleeps on
+	 * stays out (the consumer's polling moves the eps it cares about;
+	 * the timer pumps the rest). */
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		pthread_mutex_lock(&cq->lock);
+		if (!cq->armed &&
+		    cq->empty_polls - cq->empty_seen >= OFI_BUSY_POLLS)
+			busy = true;
+		cq->empty_seen = cq->empty_polls;
+		pthread_mutex_unlock(&cq->lock);
+	}
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+		bool out;
+
+		pthread_mutex_lock(&cq->lock);
+		out = busy && !cq->armed;
+		if (out != cq->excluded) {
+			cq_fds_epoll(dev, cq, !out);
+			cq->excluded = out;
+			changed = true;
+		}
+		pthread_mutex_unlock(&cq->lock);
+		any |= out;
+	}
+	if (changed)
+		ofi_dev_sync_waits(dev);
+	/* one-shot: each sleep of the progress thread re-arms it */
+	memset(&its, 0, sizeof(its));
+	if (any)
+		its.it_value.tv_nsec = OFI_BUSY_TICK_NS;
+	if (any || changed)
+		timerfd_settime(dev->timer_fd, 0, &its, NULL);
+}
+
+void ofi_dev_timer_drain(struct dapl_tdev *dev)
+{
+	uint64_t v;
+
+	while (read(dev->timer_fd, &v, sizeof(v)) > 0)
+		;
 }
 
 /* ---- listeners ------------------------------------------------------------------- */

@@ -97,7 +97,8 @@ static int open_fid(struct dapl_tep *ep, struct fi_info *info,
 		ret = ofi_err(fi_ep_bind(fep, &ep->scq->fcq->fid,
 					 FI_TRANSMIT | FI_SELECTIVE_COMPLETION));
 	if (!ret)
-		ret = ofi_err(fi_ep_bind(fep, &ep->rcq->fcq->fid, FI_RECV));
+		ret = ofi_err(fi_ep_bind(fep, ep->sub ? &ep->sub->fcq->fid :
+					 &ep->rcq->fcq->fid, FI_RECV));
 	if (ret)
 		goto err;
 	ret = ofi_err(fi_enable(fep));
@@ -160,6 +161,62 @@ void ofi_ep_established(struct dapl_tep *ep)
 
 /* ---- the ops ------------------------------------------------------------------------ */
 
+/* An ep on an SRQ gets its own libfabric CQ for receives, read by its
+ * recv CQ: that is what tells which ep took a receive from the SRQ. */
+static int subcq_open(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+	struct fi_cq_attr attr;
+	struct ofi_subcq *sub;
+	int ret;
+
+	sub = calloc(1, sizeof(*sub));
+	if (!sub)
+		return -ENOMEM;
+	sub->ep = ep;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = 64;         /* a hint: tcp's CQ spills to a list */
+	attr.format = FI_CQ_FORMAT_MSG;
+	attr.wait_obj = FI_WAIT_FD;
+	ret = ofi_err(fi_cq_open(dev->domain, &attr, &sub->fcq, sub));
+	if (ret) {
+		free(sub);
+		return ret;
+	}
+	ret = ofi_err(fi_control(&sub->fcq->fid, FI_GETWAIT, &sub->fd));
+	if (!ret) {
+		pthread_mutex_lock(&ep->rcq->lock);
+		ret = ofi_dev_add_subcq(dev, ep->rcq, sub);
+		pthread_mutex_unlock(&ep->rcq->lock);
+	}
+	if (ret) {
+		fi_close(&sub->fcq->fid);
+		free(sub);
+		return ret;
+	}
+	ep->sub = sub;
+	return 0;
+}
+
+/* dev->lock and the ep's CQ locks held, its fid_ep closed and drained:
+ * receives it took that are still on the ready list lose their owner,
+ * and its private CQ goes. */
+static void subcq_close(struct dapl_tep *ep)
+{
+	struct ofi_subcq *sub = ep->sub;
+	struct ofi_slot *s;
+
+	if (!sub)
+		return;
+	for (s = ep->rcq->ready_head; s; s = s->next)
+		if (!s->q && s->owner == ep->owner)
+			s->owner = 0;
+	ofi_dev_remove_subcq(ep->dev, ep->rcq, sub);
+	fi_close(&sub->fcq->fid);
+	free(sub);
+	ep->sub = NULL;
+}
+
 int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 		  struct dapl_tcq *recv_cq, struct dapl_tsrq *srq,
 		  const struct dapl_tep_attr *attr, struct dapl_tep **epp)
@@ -183,6 +240,7 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 	ep->rcq = recv_cq;
 	ep->state = OFI_EP_IDLE;
 	ep->srq = srq;
+	ep->owner = attr->owner;
 	ep->sq = ofi_queue_alloc(send_cq, ep, true, attr->max_send_wr,
 				 attr->max_send_sge);
 	if (!srq)
@@ -195,11 +253,15 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&dev->lock);
-	if (srq && srq->dead) {
-		pthread_mutex_unlock(&dev->lock);
-		free(ep->sq);
-		free(ep);
-		return -EINVAL;
+	if (srq) {
+		int ret = srq->dead ? -EINVAL : subcq_open(ep);
+
+		if (ret) {
+			pthread_mutex_unlock(&dev->lock);
+			free(ep->sq);
+			free(ep);
+			return ret;
+		}
 	}
 	send_cq->users++;
 	recv_cq->users++;
@@ -223,6 +285,7 @@ int ofi_ep_destroy(struct dapl_tep *ep)
 	ofi_queue_release(ep->sq);
 	if (ep->rq)
 		ofi_queue_release(ep->rq);
+	subcq_close(ep);
 	ofi_ep_unlock_cqs(ep);
 	ep->scq->users--;
 	ep->rcq->users--;

@@ -211,6 +211,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		 * (an SRQ limit, from a CQ lock) writes it again. */
 		while (read(dev->notify_fd, &v, sizeof(v)) > 0)
 			;
+		ofi_dev_timer_drain(dev);
 		pump_cqs(dev);
 
 		ev->srq = ofi_srq_take_limit(dev);
@@ -240,17 +241,19 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			/* The EQ is broken: say so once, then leave it out. */
 			dev->fatal = true;
 			epoll_ctl(dev->epfd, EPOLL_CTL_DEL, dev->eq_fd, NULL);
+			ofi_dev_sync_waits(dev);
 			memset(ev, 0, sizeof(*ev));
 			ev->type = DAPL_TCM_DEVICE_FATAL;
 			ev->status = ret;
 			ret = 0;
 			goto out;
 		}
-		/* Nothing pending: let libfabric say whether sleeping on its
-		 * fds is safe (it re-arms them). */
-		if ((dev->fatal ?
-		     fi_trywait(dev->fabric, dev->wait_fids + 1, dev->ncqs) :
-		     fi_trywait(dev->fabric, dev->wait_fids, dev->ncqs + 1)) ==
+		/* Nothing pending: leave busy-polled CQs out, then let
+		 * libfabric say whether sleeping on the other fds is safe
+		 * (it re-arms them). */
+		ofi_dev_update_busy(dev);
+		if (dev->nwait &&
+		    fi_trywait(dev->fabric, dev->wait_fids, dev->nwait) ==
 		    -FI_EAGAIN)
 			continue;       /* something came meanwhile */
 		ret = -EAGAIN;

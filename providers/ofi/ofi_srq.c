@@ -87,7 +87,8 @@ static void srq_unlink_free(struct dapl_tsrq *srq)
 	free(srq);
 }
 
-int ofi_srq_destroy(struct dapl_tsrq *srq)
+int ofi_srq_destroy(struct dapl_tsrq *srq,
+		    void (*discarded)(uint64_t context, void *arg), void *arg)
 {
 	struct dapl_tdev *dev = srq->dev;
 	uint32_t i;
@@ -107,6 +108,8 @@ int ofi_srq_destroy(struct dapl_tsrq *srq)
 		if (LOAD(&s->state) == OFI_SLOT_POSTED) {
 			STORE(&s->state, OFI_SLOT_FREE);
 			SUB(&srq->inuse, 1);
+			if (discarded)
+				discarded(s->context, arg);
 		}
 	}
 	STORE(&srq->limit, 0);
@@ -203,7 +206,7 @@ out:
 
 void ofi_srq_slot_complete(struct dapl_tcq *cq, struct ofi_slot *s,
 			   enum dapl_twc_status status, uint32_t byte_len,
-			   int vendor_err)
+			   int vendor_err, uint64_t owner)
 {
 	struct dapl_tsrq *srq = s->srq;
 
@@ -212,6 +215,7 @@ void ofi_srq_slot_complete(struct dapl_tcq *cq, struct ofi_slot *s,
 	s->status = (uint8_t)status;
 	s->byte_len = status == DAPL_TWC_SUCCESS ? byte_len : 0;
 	s->vendor_err = vendor_err;
+	s->owner = owner;
 	STORE(&s->state, OFI_SLOT_READY);
 	ofi_cq_push_ready(cq, s);
 	limit_check(srq, SUB(&srq->avail, 1));

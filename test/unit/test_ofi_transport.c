@@ -240,6 +240,21 @@ static void expect_wc(struct dapl_tcq *cq, uint64_t ctx,
 		ck_assert_uint_eq(wc.byte_len, len);
 }
 
+/* A receive taken from an SRQ: it names the ep that took it. */
+static void expect_srq_wc(struct dapl_tcq *cq, uint64_t ctx, uint64_t owner,
+			  uint32_t len)
+{
+	struct dapl_twc wc = wait_wc(cq);
+
+	ck_assert_msg(wc.context == ctx, "context %llx, wanted %llx",
+		      (unsigned long long)wc.context, (unsigned long long)ctx);
+	ck_assert_int_eq(wc.opcode, DAPL_TWC_RECV);
+	ck_assert_int_eq(wc.status, DAPL_TWC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, len);
+	ck_assert_msg(wc.owner == owner, "owner %llx, wanted %llx",
+		      (unsigned long long)wc.owner, (unsigned long long)owner);
+}
+
 static void expect_cq_empty(struct dapl_tcq *cq)
 {
 	struct dapl_twc wc;
@@ -1237,8 +1252,22 @@ END_TEST
 
 /* One SRQ feeding two passive eps: each message completes on the CQ of
  * the ep that received it; depth, resize and the limit event. */
+struct discards {
+	int n;
+	uint64_t sum;
+};
+
+static void count_discard(uint64_t context, void *arg)
+{
+	struct discards *d = arg;
+
+	d->n++;
+	d->sum += context;
+}
+
 START_TEST(shared_receive_queue)
 {
+	struct discards discarded = { 0, 0 };
 	struct dapl_tep_attr attr = {
 		.max_send_wr = 4, .max_recv_wr = 0,
 		.max_send_sge = 1, .max_recv_sge = 1,
@@ -1260,11 +1289,14 @@ START_TEST(shared_receive_queue)
 	ck_assert_int_eq(T->srq_create(b1.pd, 4, 2, &srq), 0);
 	ck_assert_int_eq(T->cq_create(h.dev, 16, &b1.scq), 0);
 	ck_assert_int_eq(T->cq_create(h.dev, 16, &b2.scq), 0);
+	/* both eps receive on one CQ: only the owner tells them apart */
 	b1.rcq = b1.scq;
-	b2.rcq = b2.scq;
+	b2.rcq = b1.scq;
 	pthread_mutex_lock(&h.lock);
+	attr.owner = 0xB1;
 	ck_assert_int_eq(T->ep_create(b1.pd, b1.scq, b1.rcq, srq, &attr,
 				      &b1.ep), 0);
+	attr.owner = 0xB2;
 	ck_assert_int_eq(T->ep_create(b1.pd, b2.scq, b2.rcq, srq, &attr,
 				      &b2.ep), 0);
 	pthread_mutex_unlock(&h.lock);
@@ -1285,11 +1317,11 @@ START_TEST(shared_receive_queue)
 	memcpy(sb.p, "one", 4);
 	s = sge_of(&sb, 0, 4);
 	ck_assert_int_eq(T->post_send(a1.ep, &s, 1, 10, 0), 0);
-	expect_wc(b1.rcq, 1, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 4);
+	expect_srq_wc(b1.rcq, 1, 0xB1, 4);
 	ck_assert_str_eq((char *)rb.p, "one");
 	memcpy(sb.p, "two", 4);
 	ck_assert_int_eq(T->post_send(a2.ep, &s, 1, 11, 0), 0);
-	expect_wc(b2.rcq, 2, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 4);
+	expect_srq_wc(b2.rcq, 2, 0xB2, 4);
 	ck_assert_str_eq((char *)rb.p + 64, "two");
 	expect_cq_empty(b1.rcq);
 	/* 2 left < 3: the limit fires, once */
@@ -1306,7 +1338,7 @@ START_TEST(shared_receive_queue)
 	}
 	ck_assert_int_eq(T->srq_post_recv(srq, &s, 1, 30), -ENOSPC);
 
-	ck_assert_int_eq(T->srq_destroy(srq), -EBUSY);
+	ck_assert_int_eq(T->srq_destroy(srq, NULL, NULL), -EBUSY);
 	pthread_mutex_lock(&h.lock);
 	ck_assert_int_eq(T->ep_destroy(b1.ep), 0);
 	ck_assert_int_eq(T->ep_destroy(b2.ep), 0);
@@ -1314,7 +1346,10 @@ START_TEST(shared_receive_queue)
 	/* an SRQ's receives are not the ep's: nothing flushes */
 	expect_cq_empty(b1.rcq);
 	expect_cq_empty(b2.rcq);
-	ck_assert_int_eq(T->srq_destroy(srq), 0);
+	/* the 2 left from the first round and the 6 of the second */
+	ck_assert_int_eq(T->srq_destroy(srq, count_discard, &discarded), 0);
+	ck_assert_int_eq(discarded.n, 8);
+	ck_assert_uint_eq(discarded.sum, 3 + 4 + 20 + 21 + 22 + 23 + 24 + 25);
 	buf_free(&rb);
 	buf_free(&sb);
 	ck_assert_int_eq(T->cq_destroy(b1.scq), 0);

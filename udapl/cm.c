@@ -311,6 +311,16 @@ static void handle_event(struct dapl_ia *ia, const struct dapl_tcm_event *ev)
 		on_connect_request(ia, ev);
 		return;
 	}
+	if (ev->type == DAPL_TCM_SRQ_LIMIT) {
+		struct dapl_srq *srq = dapl_srq_of_tsrq(ia, ev->srq);
+
+		/* DAT 1.2 has a reason for it but no event number */
+		if (srq)
+			dapl_evd_post_async_reason(ia,
+				DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR, srq,
+				DAT_SRQ_LOW_WATERMARK_EVENT);
+		return;
+	}
 	if (ev->type == DAPL_TCM_DEVICE_FATAL) {
 		dapl_log("%s: the device failed", ia->prov->info.ia_name);
 		dapl_evd_post_async(ia, DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia);

@@ -35,6 +35,8 @@ struct dapl_cno;
 struct dapl_ep;
 struct dapl_sp;
 struct dapl_cr;
+struct dapl_srq;
+struct dapl_dto_slot;
 
 /* ---- provider.c ---------------------------------------------------------- */
 
@@ -85,6 +87,7 @@ struct dapl_ia {
 	struct dapl_tcq *spare_cq;            /* for EPs without a DTO EVD */
 	struct dapl_lmr *lmrs;
 	struct dapl_rmr *rmrs;
+	struct dapl_srq *srqs;
 	/* lmr_context -> LMR, read without a lock on the DTO path (lmr.c) */
 	struct dapl_lmr *_Atomic *lmr_table;
 	uint16_t *lmr_gen;
@@ -121,6 +124,9 @@ struct dapl_evd {
 
 	pthread_mutex_t lock;
 	DAT_EVENT *ring;                      /* qlen slots */
+	/* per ring slot: an SRQ receive the event holds until it is
+	 * dequeued (dto.c), else NULL */
+	struct dapl_dto_slot **ring_hold;
 	DAT_COUNT qlen, head, count;
 	struct dapl_tcq *cq;                  /* DTO / RMR_BIND EVDs: polled directly */
 	int event_fd;                         /* eventfd: written when an event is queued */
@@ -147,13 +153,19 @@ DAT_RETURN dapl_evd_post_cr(struct dapl_evd *evd, struct dapl_sp *sp,
 			    struct dapl_cr *cr);
 DAT_RETURN dapl_evd_post_async(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
 			       DAT_HANDLE about);
+DAT_RETURN dapl_evd_post_async_reason(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
+				      DAT_HANDLE about, DAT_COUNT reason);
 
 void dapl_evd_destroy(struct dapl_evd *evd); /* ia->lock held; abrupt close */
 
 /* A transport completion as the DAT event the consumer sees (dto.c).
- * False when the completion is internal and produces no event. */
+ * False when the completion is internal and produces no event.  An SRQ
+ * receive stays outstanding until its event is dequeued: with hold, *hold
+ * gets the slot to pass to dapl_dto_hold_release then (else NULL); without
+ * hold (the event is dropped) it is given back at once. */
 bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
-			  DAT_EVENT *ev);
+			  DAT_EVENT *ev, struct dapl_dto_slot **hold);
+void dapl_dto_hold_release(struct dapl_dto_slot *sl);
 
 struct dapl_cno {
 	struct dapl_header h;
@@ -196,7 +208,8 @@ struct dapl_ep {
 	size_t pdata_len;
 	bool provider_created;                /* made for a PSP_PROVIDER_FLAG request */
 	struct dapl_dto_slots *req_slots;     /* made with the tep (dto.c) */
-	struct dapl_dto_slots *recv_slots;
+	struct dapl_dto_slots *recv_slots;    /* NULL on an SRQ */
+	struct dapl_srq *srq;                 /* receives come from it, or NULL */
 };
 
 /* DAT_INVALID_STATE with the subtype naming state. */
@@ -252,14 +265,28 @@ struct dapl_rmr {
 
 void dapl_rmr_destroy(struct dapl_rmr *rmr);   /* ia->lock held */
 
-/* Checks a DTO's local segments and turns them into transport ones.
- * need: the DAT_MEM_PRIV_LOCAL_* access the operation needs. */
-DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
+/* Checks a DTO's local segments (LMRs of pz) and turns them into
+ * transport ones.  need: the DAT_MEM_PRIV_LOCAL_* access the operation
+ * needs. */
+DAT_RETURN dapl_dto_sges(struct dapl_ia *ia, struct dapl_pz *pz, DAT_COUNT n,
 			 const DAT_LMR_TRIPLET *iov, unsigned need,
 			 struct dapl_tsge *sge, int *nsge, uint64_t *total);
 
-/* Per-direction request bookkeeping of a transport endpoint (dto.c). */
+/* Per-direction request bookkeeping of a transport endpoint, or of an
+ * SRQ (ep NULL) (dto.c). */
 struct dapl_dto_slots *dapl_dto_slots_new(struct dapl_ep *ep, uint32_t n);
+/* An SRQ receive: claims a slot (NULL when limit are in use already). */
+struct dapl_dto_slot *dapl_dto_claim_recv(struct dapl_dto_slots *s,
+					  int limit, DAT_DTO_COOKIE cookie,
+					  uint64_t len);
+/* Gives back a slot whose post failed. */
+void dapl_dto_unclaim(struct dapl_dto_slot *sl);
+/* srq_destroy's callback: the transport dropped this receive. */
+void dapl_dto_discarded(uint64_t context, void *arg);
+/* An SRQ's counts: receives not yet dequeued, and of those the ones not
+ * yet completed. */
+void dapl_dto_srq_counts(struct dapl_dto_slots *s, DAT_COUNT *outstanding,
+			 DAT_COUNT *available);
 /* The EP lets go; the slots live on until every completion is in. */
 void dapl_dto_slots_put(struct dapl_dto_slots *s, bool ep_gone);
 /* Posts a memory-window bind through the EP's request queue (rmr.c). */
@@ -273,6 +300,23 @@ void dapl_dto_recv_query(const struct dapl_dto_slots *s, DAT_COUNT *nbufs,
 			 DAT_COUNT *span);
 /* Whether the EP has no DTO outstanding in that direction. */
 bool dapl_dto_idle(const struct dapl_dto_slots *s);
+
+/* ---- srq.c: shared receive queues ---------------------------------------------- */
+
+struct dapl_srq {
+	struct dapl_header h;
+	struct dapl_ia *ia;
+	struct dapl_srq *next;
+	struct dapl_pz *pz;
+	struct dapl_tsrq *tsrq;
+	DAT_SRQ_PARAM param;                  /* max_recv_dtos, max_recv_iov, low_watermark */
+	struct dapl_dto_slots *slots;         /* sized for the device's maximum */
+	int users;                            /* EPs on it */
+};
+
+void dapl_srq_destroy(struct dapl_srq *srq);   /* ia->lock held; abrupt close */
+/* The SRQ whose transport SRQ is tsrq, or NULL.  ia->lock held. */
+struct dapl_srq *dapl_srq_of_tsrq(struct dapl_ia *ia, struct dapl_tsrq *tsrq);
 
 /* ---- psp.c / rsp.c: service points ------------------------------------------ */
 

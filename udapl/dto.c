@@ -6,7 +6,12 @@
  * the post and completion paths allocate nothing and take no lock of the
  * core's (the transport takes its own, one).  A slot table outlives its
  * EP until the last completion of it has come back: flushes of a freed EP
- * are then dropped instead of reading freed memory. */
+ * are then dropped instead of reading freed memory.
+ *
+ * An SRQ has a table of its own (ep NULL): its receive completes on the
+ * EP that took it, which the transport names (dapl_twc.owner), and stays
+ * outstanding until the consumer dequeues its event, so the EVD holds the
+ * slot until then (dapl_dto_hold_release). */
 #include "config.h"
 
 #include <errno.h>
@@ -32,8 +37,10 @@ struct dapl_dto_slot {
 };
 
 struct dapl_dto_slots {
-	struct dapl_ep *ep;
+	struct dapl_ep *ep;       /* NULL: an SRQ's */
 	atomic_int refs;          /* 1 for the EP + one per slot in use */
+	atomic_int used;          /* slots in use */
+	atomic_int held;          /* SRQ: completed, event not yet dequeued */
 	atomic_bool ep_gone;
 	atomic_uint hint;
 	uint32_t n;
@@ -89,6 +96,9 @@ static struct dapl_dto_slot *slot_claim(struct dapl_dto_slots *s)
 
 		if (atomic_compare_exchange_strong(&sl->busy, &expect, true)) {
 			atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+			if (!s->ep)     /* SRQ counts; EPs need none */
+				atomic_fetch_add_explicit(&s->used, 1,
+							  memory_order_relaxed);
 			return sl;
 		}
 	}
@@ -99,8 +109,62 @@ static void slot_release(struct dapl_dto_slot *sl)
 {
 	struct dapl_dto_slots *s = sl->table;
 
+	if (!s->ep)
+		atomic_fetch_sub_explicit(&s->used, 1, memory_order_relaxed);
 	atomic_store_explicit(&sl->busy, false, memory_order_release);
 	slots_unref(s);
+}
+
+struct dapl_dto_slot *dapl_dto_claim_recv(struct dapl_dto_slots *s,
+					  int limit, DAT_DTO_COOKIE cookie,
+					  uint64_t len)
+{
+	struct dapl_dto_slot *sl;
+
+	/* reserve against the limit first, so racing posts cannot pass it */
+	if (atomic_fetch_add(&s->used, 1) >= limit) {
+		atomic_fetch_sub(&s->used, 1);
+		return NULL;
+	}
+	sl = slot_claim(s);
+	atomic_fetch_sub(&s->used, 1);     /* slot_claim counted it again */
+	if (!sl)
+		return NULL;
+	sl->kind = DTO_RECV;
+	sl->cookie = cookie;
+	sl->len = len;
+	sl->rmr = NULL;
+	sl->suppress = false;
+	return sl;
+}
+
+void dapl_dto_unclaim(struct dapl_dto_slot *sl)
+{
+	slot_release(sl);
+}
+
+void dapl_dto_discarded(uint64_t context, void *arg)
+{
+	(void)arg;
+	if (context)
+		slot_release((struct dapl_dto_slot *)(uintptr_t)context);
+}
+
+void dapl_dto_hold_release(struct dapl_dto_slot *sl)
+{
+	atomic_fetch_sub(&sl->table->held, 1);
+	slot_release(sl);
+}
+
+void dapl_dto_srq_counts(struct dapl_dto_slots *s, DAT_COUNT *outstanding,
+			 DAT_COUNT *available)
+{
+	int used = atomic_load(&s->used), held = atomic_load(&s->held);
+
+	if (outstanding)
+		*outstanding = used;
+	if (available)
+		*available = used > held ? used - held : 0;
 }
 
 static DAT_DTO_COMPLETION_STATUS wc_status(enum dapl_twc_status st)
@@ -120,15 +184,44 @@ static DAT_DTO_COMPLETION_STATUS wc_status(enum dapl_twc_status st)
 	}
 }
 
+/* An SRQ receive's completion: it names the EP that took it. */
+static bool srq_wc_to_event(struct dapl_evd *evd, struct dapl_dto_slot *sl,
+			    const struct dapl_twc *wc, DAT_EVENT *ev,
+			    struct dapl_dto_slot **hold)
+{
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev->event_data.dto_completion_event_data;
+	DAT_DTO_COMPLETION_STATUS status = wc_status(wc->status);
+
+	/* owner 0: the EP was freed first, and its event with it */
+	if (!wc->owner || !hold) {
+		slot_release(sl);
+		return false;
+	}
+	ev->evd_handle = evd;
+	ev->event_number = DAT_DTO_COMPLETION_EVENT;
+	d->ep_handle = (DAT_EP_HANDLE)(uintptr_t)wc->owner;
+	d->user_cookie = sl->cookie;
+	d->status = status;
+	d->transfered_length = status == DAT_DTO_SUCCESS ? wc->byte_len : 0;
+	atomic_fetch_add(&sl->table->held, 1);
+	*hold = sl;
+	return true;
+}
+
+
 bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
-			  DAT_EVENT *ev)
+			  DAT_EVENT *ev, struct dapl_dto_slot **hold)
 {
 	struct dapl_dto_slot *sl = (struct dapl_dto_slot *)(uintptr_t)wc->context;
 	DAT_DTO_COMPLETION_STATUS status;
 	bool deliver;
 
+	if (hold)
+		*hold = NULL;
 	if (!sl)
 		return false;
+	if (!sl->table->ep)
+		return srq_wc_to_event(evd, sl, wc, ev, hold);
 	status = wc_status(wc->status);
 	deliver = !atomic_load(&sl->table->ep_gone) &&
 		  !(sl->suppress && status == DAT_DTO_SUCCESS);
@@ -158,7 +251,7 @@ bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
 	return deliver;
 }
 
-DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
+DAT_RETURN dapl_dto_sges(struct dapl_ia *ia, struct dapl_pz *pz, DAT_COUNT n,
 			 const DAT_LMR_TRIPLET *iov, unsigned need,
 			 struct dapl_tsge *sge, int *nsge, uint64_t *total)
 {
@@ -174,10 +267,10 @@ DAT_RETURN dapl_dto_sges(struct dapl_ep *ep, DAT_COUNT n,
 			continue;
 		/* The codes DAT 1.2 gives: an unknown LMR or a missing
 		 * privilege, a PZ mismatch, memory outside the LMR. */
-		lmr = dapl_lmr_lookup(ep->ia, t->lmr_context);
+		lmr = dapl_lmr_lookup(ia, t->lmr_context);
 		if (!lmr || (lmr->param.mem_priv & need) != need)
 			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
-		if (lmr->pz != ep->pz)
+		if (lmr->pz != pz)
 			return DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
 		if (!dapl_lmr_covers(lmr, t->virtual_address, t->segment_length))
 			return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
@@ -237,12 +330,12 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	*slot = NULL;
 	if (state == DAT_EP_STATE_DISCONNECTED && ep->request_evd)
 		/* accepted, with no slot: flushed at once (flush_at_once) */
-		return dapl_dto_sges(ep, n, iov, need, sge, nsge, total);
+		return dapl_dto_sges(ep->ia, ep->pz, n, iov, need, sge, nsge, total);
 	if (state != DAT_EP_STATE_CONNECTED || !ep->tep || !ep->req_slots)
 		return dapl_ep_state_error(state);
 	if (!ep->request_evd)
 		return DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
-	rc = dapl_dto_sges(ep, n, iov, need, sge, nsge, total);
+	rc = dapl_dto_sges(ep->ia, ep->pz, n, iov, need, sge, nsge, total);
 	if (rc != DAT_SUCCESS)
 		return rc;
 	*slot = slot_claim(ep->req_slots);
@@ -393,6 +486,8 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 
 	if (!ep)
 		return BAD_EP;
+	if (ep->srq)    /* its receives come from the SRQ only */
+		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if (n < 0 || n > ep->param.ep_attr.max_recv_iov || n > DTO_MAX_SGE ||
 	    (n > 0 && !iov))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -407,7 +502,7 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	state = ep->param.ep_state;
 	if ((state == DAT_EP_STATE_DISCONNECTED ||
 	     state == DAT_EP_STATE_DISCONNECT_PENDING) && ep->recv_evd) {
-		rc = dapl_dto_sges(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+		rc = dapl_dto_sges(ep->ia, ep->pz, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
 				   sge, &nsge, &total);
 		return rc == DAT_SUCCESS ? flush_at_once(ep, ep->recv_evd, cookie) : rc;
 	}
@@ -423,7 +518,7 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	}
 	if (!ep->recv_evd)
 		return DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
-	rc = dapl_dto_sges(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, sge, &nsge,
+	rc = dapl_dto_sges(ep->ia, ep->pz, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, sge, &nsge,
 			   &total);
 	if (rc != DAT_SUCCESS)
 		return rc;

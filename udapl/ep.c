@@ -125,6 +125,8 @@ static void link_users(struct dapl_ep *ep, int delta)
 {
 	if (ep->pz)
 		ep->pz->users += delta;
+	if (ep->srq)
+		ep->srq->users += delta;
 	if (ep->recv_evd)
 		ep->recv_evd->users += delta;
 	if (ep->request_evd)
@@ -139,6 +141,7 @@ static void ep_sync_param(struct dapl_ep *ep)
 	ep->param.recv_evd_handle = ep->recv_evd;
 	ep->param.request_evd_handle = ep->request_evd;
 	ep->param.connect_evd_handle = ep->connect_evd;
+	ep->param.srq_handle = ep->srq;
 }
 
 static struct dapl_ep *ep_alloc(struct dapl_ia *ia)
@@ -159,29 +162,45 @@ static struct dapl_ep *ep_alloc(struct dapl_ia *ia)
 	return ep;
 }
 
-DAT_RETURN dapl_ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
-			  DAT_EVD_HANDLE recv_h, DAT_EVD_HANDLE request_h,
-			  DAT_EVD_HANDLE connect_h, const DAT_EP_ATTR *attr,
-			  DAT_EP_HANDLE *out)
+/* dat_ep_create and dat_ep_create_with_srq (srq_h non-NULL; the
+ * argument positions differ by one from there on: shift). */
+static DAT_RETURN ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
+			    DAT_EVD_HANDLE recv_h, DAT_EVD_HANDLE request_h,
+			    DAT_EVD_HANDLE connect_h, DAT_SRQ_HANDLE srq_h,
+			    const DAT_EP_ATTR *attr, DAT_EP_HANDLE *out)
 {
 	struct dapl_ia *ia = dapl_ia_get(ia_h);
 	struct dapl_evd *recv, *request, *connect;
 	struct dapl_pz *pz = NULL;
+	struct dapl_srq *srq = NULL;
 	struct dapl_ep *ep;
+	int shift = srq_h != DAT_HANDLE_NULL;
 	DAT_RETURN rc;
 
 	if (!ia)
 		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
 	if (!out)
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7 + shift);
 	if (attr && !attr_ok(ia, attr))
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6 + shift);
 
 	pthread_mutex_lock(&ia->lock);
 	if (pz_h != DAT_HANDLE_NULL) {
 		pz = (struct dapl_pz *)dapl_handle_get(pz_h, DAT_HANDLE_TYPE_PZ);
 		if (!pz || pz->ia != ia) {
 			rc = DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+			goto out;
+		}
+	}
+	if (srq_h != DAT_HANDLE_NULL) {
+		srq = (struct dapl_srq *)dapl_handle_get(srq_h, DAT_HANDLE_TYPE_SRQ);
+		if (!srq || srq->ia != ia) {
+			rc = DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
+			goto out;
+		}
+		/* the transport takes receives for the EP's PD from it */
+		if (srq->pz != pz) {
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 			goto out;
 		}
 	}
@@ -205,6 +224,7 @@ DAT_RETURN dapl_ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
 	if (attr)
 		ep->param.ep_attr = *attr;
 	ep->pz = pz;
+	ep->srq = srq;
 	ep->recv_evd = recv;
 	ep->request_evd = request;
 	ep->connect_evd = connect;
@@ -218,6 +238,15 @@ out:
 	return rc;
 }
 
+DAT_RETURN dapl_ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
+			  DAT_EVD_HANDLE recv_evd, DAT_EVD_HANDLE request_evd,
+			  DAT_EVD_HANDLE connect_evd, const DAT_EP_ATTR *attr,
+			  DAT_EP_HANDLE *ep)
+{
+	return ep_create(ia, pz, recv_evd, request_evd, connect_evd,
+			 DAT_HANDLE_NULL, attr, ep);
+}
+
 DAT_RETURN dapl_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 				   DAT_EVD_HANDLE recv_evd,
 				   DAT_EVD_HANDLE request_evd,
@@ -225,12 +254,10 @@ DAT_RETURN dapl_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 				   DAT_SRQ_HANDLE srq, const DAT_EP_ATTR *attr,
 				   DAT_EP_HANDLE *ep)
 {
-	(void)ia; (void)pz; (void)recv_evd; (void)request_evd;
-	(void)connect_evd; (void)attr; (void)ep;
-	/* Shared receive queues arrive with part 2 (data transfer). */
-	if (!dapl_handle_get(srq, DAT_HANDLE_TYPE_SRQ))
+	if (srq == DAT_HANDLE_NULL)
 		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	return DAT_ERROR(DAT_NOT_IMPLEMENTED, 0);
+	return ep_create(ia, pz, recv_evd, request_evd, connect_evd, srq,
+			 attr, ep);
 }
 
 struct dapl_ep *dapl_ep_create_for_psp(struct dapl_ia *ia)
@@ -283,13 +310,18 @@ DAT_RETURN dapl_ep_ensure_tep(struct dapl_ep *ep)
 	ta.max_recv_wr = (uint32_t)a->max_recv_dtos;
 	ta.max_send_sge = (uint32_t)(a->max_request_iov ? a->max_request_iov : 1);
 	ta.max_recv_sge = (uint32_t)(a->max_recv_iov ? a->max_recv_iov : 1);
+	ta.owner = (uint64_t)(uintptr_t)ep;
+	if (ep->srq)
+		ta.max_recv_wr = 0;
 	ep->req_slots = dapl_dto_slots_new(ep, ta.max_send_wr);
-	ep->recv_slots = dapl_dto_slots_new(ep, ta.max_recv_wr);
-	if (!ep->req_slots || !ep->recv_slots) {
+	if (!ep->srq)
+		ep->recv_slots = dapl_dto_slots_new(ep, ta.max_recv_wr);
+	if (!ep->req_slots || (!ep->srq && !ep->recv_slots)) {
 		drop_slots(ep, false);
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 	}
-	err = ia->ops->ep_create(ep->pz->tpd, scq, rcq, NULL, &ta, &ep->tep);
+	err = ia->ops->ep_create(ep->pz->tpd, scq, rcq,
+				 ep->srq ? ep->srq->tsrq : NULL, &ta, &ep->tep);
 	if (err) {
 		ep->tep = NULL;
 		drop_slots(ep, false);
@@ -483,6 +515,11 @@ DAT_RETURN dapl_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 			goto out;
 		}
+	}
+	if (ep->srq && pz != ep->srq->pz) {
+		/* an SRQ EP stays in its SRQ's PZ */
+		rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		goto out;
 	}
 	link_users(ep, -1);
 	ep->pz = pz;

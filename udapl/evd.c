@@ -81,18 +81,31 @@ static void fd_drain(int fd)
 
 /* ---- the ring (evd->lock held) ------------------------------------------- */
 
-static void ring_push(struct dapl_evd *evd, const DAT_EVENT *ev)
+static void ring_push_hold(struct dapl_evd *evd, const DAT_EVENT *ev,
+			   struct dapl_dto_slot *hold)
 {
-	DAT_EVENT *slot = &evd->ring[(evd->head + evd->count) % evd->qlen];
+	DAT_COUNT at = (evd->head + evd->count) % evd->qlen;
+	DAT_EVENT *slot = &evd->ring[at];
 
 	*slot = *ev;
 	slot->evd_handle = (DAT_EVD_HANDLE)evd;
+	evd->ring_hold[at] = hold;
 	evd->count++;
+}
+
+static void ring_push(struct dapl_evd *evd, const DAT_EVENT *ev)
+{
+	ring_push_hold(evd, ev, NULL);
 }
 
 static void ring_pop(struct dapl_evd *evd, DAT_EVENT *ev)
 {
 	*ev = evd->ring[evd->head];
+	if (evd->ring_hold[evd->head]) {
+		/* the SRQ receive stops being outstanding now */
+		dapl_dto_hold_release(evd->ring_hold[evd->head]);
+		evd->ring_hold[evd->head] = NULL;
+	}
 	evd->head = (evd->head + 1) % evd->qlen;
 	evd->count--;
 	evd->overflowed = false;   /* the consumer dequeues again */
@@ -103,6 +116,7 @@ static void ring_pop(struct dapl_evd *evd, DAT_EVENT *ev)
 static int evd_fill(struct dapl_evd *evd)
 {
 	struct dapl_twc wc[EVD_POLL_BATCH];
+	struct dapl_dto_slot *hold;
 	DAT_EVENT ev;
 	int added = 0, room, n, i;
 
@@ -118,8 +132,8 @@ static int evd_fill(struct dapl_evd *evd)
 			break;
 		for (i = 0; i < n; i++) {
 			memset(&ev, 0, sizeof(ev));
-			if (dapl_dto_wc_to_event(evd, &wc[i], &ev)) {
-				ring_push(evd, &ev);
+			if (dapl_dto_wc_to_event(evd, &wc[i], &ev, &hold)) {
+				ring_push_hold(evd, &ev, hold);
 				added++;
 			}
 		}
@@ -239,6 +253,12 @@ static DAT_COUNT async_reason(DAT_EVENT_NUMBER num)
 DAT_RETURN dapl_evd_post_async(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
 			       DAT_HANDLE about)
 {
+	return dapl_evd_post_async_reason(ia, num, about, async_reason(num));
+}
+
+DAT_RETURN dapl_evd_post_async_reason(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
+				      DAT_HANDLE about, DAT_COUNT reason)
+{
 	struct dapl_evd *evd = ia->async_evd;
 	DAT_EVENT ev;
 
@@ -247,7 +267,7 @@ DAT_RETURN dapl_evd_post_async(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
 	memset(&ev, 0, sizeof(ev));
 	ev.event_number = num;
 	ev.event_data.asynch_error_event_data.dat_handle = about;
-	ev.event_data.asynch_error_event_data.reason = async_reason(num);
+	ev.event_data.asynch_error_event_data.reason = reason;
 	/* The async EVD has nowhere to report its own overflow. */
 	return evd_enqueue(evd, &ev, false);
 }
@@ -265,11 +285,17 @@ static void cq_drain(struct dapl_evd *evd)
 
 	while ((n = evd->ia->ops->cq_poll(evd->cq, wc, EVD_POLL_BATCH)) > 0)
 		for (i = 0; i < n; i++)
-			dapl_dto_wc_to_event(evd, &wc[i], &ev);
+			dapl_dto_wc_to_event(evd, &wc[i], &ev, NULL);
 }
 
 static void evd_release(struct dapl_evd *evd)
 {
+	DAT_COUNT i;
+
+	for (i = 0; evd->ring_hold && i < evd->qlen; i++)
+		if (evd->ring_hold[i])
+			dapl_dto_hold_release(evd->ring_hold[i]);
+	free(evd->ring_hold);
 	free(evd->ring);
 	if (evd->event_fd >= 0)
 		close(evd->event_fd);
@@ -352,7 +378,8 @@ DAT_RETURN dapl_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT min_qlen,
 	pthread_mutex_init(&evd->lock, NULL);
 	evd->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	evd->ring = calloc((size_t)evd->qlen, sizeof(DAT_EVENT));
-	if (evd->event_fd < 0 || !evd->ring) {
+	evd->ring_hold = calloc((size_t)evd->qlen, sizeof(*evd->ring_hold));
+	if (evd->event_fd < 0 || !evd->ring || !evd->ring_hold) {
 		ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
 				DAT_RESOURCE_MEMORY);
 		goto fail;
@@ -540,6 +567,7 @@ DAT_RETURN dapl_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen)
 {
 	struct dapl_evd *evd = evd_get(evd_handle);
 	DAT_EVENT *ring, *old;
+	struct dapl_dto_slot **hold, **old_hold;
 	DAT_COUNT i;
 
 	if (!evd)
@@ -548,25 +576,35 @@ DAT_RETURN dapl_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT qlen)
 			  (uint32_t)qlen > evd->ia->dev_attr.max_cqe))
 		return ERR_ARG(2);
 	ring = calloc((size_t)qlen, sizeof(DAT_EVENT));
-	if (!ring)
+	hold = calloc((size_t)qlen, sizeof(*hold));
+	if (!ring || !hold) {
+		free(ring);
+		free(hold);
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
 				 DAT_RESOURCE_MEMORY);
+	}
 	pthread_mutex_lock(&evd->lock);
 	if (evd->count > qlen) {
 		pthread_mutex_unlock(&evd->lock);
 		free(ring);
+		free(hold);
 		return DAT_ERROR(DAT_INVALID_STATE, DAT_NO_SUBTYPE);
 	}
-	for (i = 0; i < evd->count; i++)
+	for (i = 0; i < evd->count; i++) {
 		ring[i] = evd->ring[(evd->head + i) % evd->qlen];
+		hold[i] = evd->ring_hold[(evd->head + i) % evd->qlen];
+	}
 	old = evd->ring;
+	old_hold = evd->ring_hold;
 	evd->ring = ring;
+	evd->ring_hold = hold;
 	evd->head = 0;
 	/* The CQ keeps the depth it was created with (transports offer no
 	 * resize); completions beyond the ring wait in it as before. */
 	evd->qlen = qlen;
 	pthread_mutex_unlock(&evd->lock);
 	free(old);
+	free(old_hold);
 	return DAT_SUCCESS;
 }
 

@@ -119,7 +119,7 @@ static bool ia_in_use(struct dapl_ia *ia)
 	struct dapl_evd *e;
 
 	if (ia->pzs || ia->cnos || ia->eps || ia->sps || ia->crs ||
-	    ia->lmrs || ia->rmrs)
+	    ia->lmrs || ia->rmrs || ia->srqs)
 		return true;
 	for (e = ia->evds; e; e = e->next)
 		if (!(ia->async_evd_ours && e == ia->async_evd))
@@ -153,6 +153,8 @@ DAT_RETURN dapl_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 		dapl_sp_destroy(ia->sps);
 	while (ia->eps)
 		dapl_ep_destroy(ia->eps);
+	while (ia->srqs)
+		dapl_srq_destroy(ia->srqs);
 	while (ia->rmrs)
 		dapl_rmr_destroy(ia->rmrs);
 	while (ia->lmrs)
@@ -249,7 +251,7 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 		DAT_COMPLETION_SOLICITED_WAIT_FLAG |
 		DAT_COMPLETION_BARRIER_FENCE_FLAG;
 	a->lmr_sync_req = DAT_FALSE;
-	a->srq_supported = DAT_FALSE;   /* not yet: see udapl/srq.c */
+	a->srq_supported = DAT_TRUE;
 }
 
 DAT_RETURN dapl_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,

@@ -2280,28 +2280,10 @@ START_TEST(srq_low_watermark_and_resize)
 }
 END_TEST
 
-/* SRQ_ONLY = 1 builds test_dto_srq: only the SRQ tests, which the core
- * does not implement yet (behaviour-dto.md); dto.am lists it in
- * XFAIL_TESTS until it does.  The default build runs everything else. */
-#ifndef SRQ_ONLY
-#define SRQ_ONLY 0
-#endif
-
 static Suite *dto_suite(void)
 {
-	Suite *s = suite_create(SRQ_ONLY ? "dto_srq" : "dto");
+	Suite *s = suite_create("dto");
 	TCase *tc;
-
-	if (SRQ_ONLY) {
-		/* EXPECTED TO FAIL until the core has SRQs */
-		tc = tcase_create("srq (not in the core yet: expected to fail)");
-		tcase_add_checked_fixture(tc, hx_setup, NULL);
-		tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
-		tcase_add_test(tc, srq_shared_by_four_eps);
-		tcase_add_test(tc, srq_low_watermark_and_resize);
-		suite_add_tcase(s, tc);
-		return s;
-	}
 
 	tc = tcase_create("integrity");
 	tcase_add_checked_fixture(tc, hx_setup, NULL);
@@ -2340,6 +2322,13 @@ static Suite *dto_suite(void)
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, rmr_bind_rebind);
 	tcase_add_test(tc, rmr_suppressed_bind_read_unbind);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("srq");
+	tcase_add_checked_fixture(tc, hx_setup, NULL);
+	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
+	tcase_add_test(tc, srq_shared_by_four_eps);
+	tcase_add_test(tc, srq_low_watermark_and_resize);
 	suite_add_tcase(s, tc);
 
 	return s;

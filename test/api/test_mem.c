@@ -1401,31 +1401,11 @@ START_TEST(bad_secondary_handles_srq)
 }
 END_TEST
 
-/* SRQ_ONLY = 1 builds test_mem_srq: only the tests of the SRQ calls and of
- * dat_ep_recv_query / dat_ep_set_watermark, which the core does not
- * implement yet (behaviour-dto.md); dto.am lists it in XFAIL_TESTS until
- * it does.  The default build runs everything else. */
-#ifndef SRQ_ONLY
-#define SRQ_ONLY 0
-#endif
-
 static Suite *mem_suite(void)
 {
-	Suite *s = suite_create(SRQ_ONLY ? "mem_srq" : "mem");
+	Suite *s = suite_create("mem");
 	TCase *tc;
 
-	if (SRQ_ONLY) {
-		/* EXPECTED TO FAIL until the core has SRQs */
-		tc = tcase_create("srq (not in the core yet: expected to fail)");
-		tcase_add_checked_fixture(tc, setup, NULL);
-		tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
-		tcase_add_test(tc, srq_in_one_process);
-		tcase_add_test(tc, ep_recv_query_and_watermark);
-		tcase_add_loop_test(tc, bad_handles_srq_calls, 0, BAD_KINDS);
-		tcase_add_test(tc, bad_secondary_handles_srq);
-		suite_add_tcase(s, tc);
-		return s;
-	}
 
 	tc = tcase_create("lmr");
 	tcase_add_checked_fixture(tc, setup, NULL);
@@ -1456,6 +1436,15 @@ static Suite *mem_suite(void)
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_loop_test(tc, bad_handles_mem_and_dto_calls, 0, BAD_KINDS);
 	tcase_add_test(tc, bad_secondary_handles);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("srq");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
+	tcase_add_test(tc, srq_in_one_process);
+	tcase_add_test(tc, ep_recv_query_and_watermark);
+	tcase_add_loop_test(tc, bad_handles_srq_calls, 0, BAD_KINDS);
+	tcase_add_test(tc, bad_secondary_handles_srq);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -167,12 +167,35 @@ struct dapl_ia *dapl_ia_get(DAT_IA_HANDLE h)
 	return NULL;
 }
 
+/* Contexts with HELD_BIT stand for SRQ receives: their event holds the
+ * context until it is dequeued (or the EVD goes); the stub counts what is
+ * given back. */
+#define HELD_BIT 0x10000u
+static uint64_t released_sum;
+static int released_n;
+
+void dapl_dto_hold_release(struct dapl_dto_slot *sl)
+{
+	released_sum += (uint64_t)(uintptr_t)sl;
+	released_n++;
+}
+
 bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
-			  DAT_EVENT *ev)
+			  DAT_EVENT *ev, struct dapl_dto_slot **hold)
 {
 	(void)evd;
+	if (hold)
+		*hold = NULL;
 	if (wc->context == 0)
 		return false;
+	if (wc->context & HELD_BIT) {
+		if (!hold) {    /* dropped: given back at once */
+			dapl_dto_hold_release((struct dapl_dto_slot *)
+					      (uintptr_t)wc->context);
+			return false;
+		}
+		*hold = (struct dapl_dto_slot *)(uintptr_t)wc->context;
+	}
 	ev->event_number = DAT_DTO_COMPLETION_EVENT;
 	ev->event_data.dto_completion_event_data.user_cookie.as_64 =
 		wc->context;
@@ -867,6 +890,41 @@ START_TEST(resize_keeps_order)
 }
 END_TEST
 
+/* An SRQ receive's event holds its slot: given back when the event is
+ * dequeued, carried along by a resize, given back when the EVD is freed
+ * with the event still queued. */
+START_TEST(held_completions_released_on_dequeue_and_free)
+{
+	DAT_EVD_HANDLE evd = make_evd(4, NULL, DAT_EVD_DTO_FLAG);
+	struct dapl_tcq *cq = last_cq;
+	DAT_EVENT ev;
+
+	released_sum = 0;
+	released_n = 0;
+	cq_push(cq, HELD_BIT | 1, 8);
+	cq_push(cq, 7, 8);               /* an ordinary one in between */
+	cq_push(cq, HELD_BIT | 2, 8);
+	cq_push(cq, HELD_BIT | 3, 8);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
+	ck_assert_uint_eq(ev.event_data.dto_completion_event_data.user_cookie.as_64,
+			  HELD_BIT | 1);
+	/* the ring took all four; only the dequeued one is given back */
+	ck_assert_int_eq(released_n, 1);
+	ck_assert_uint_eq(released_sum, HELD_BIT | 1);
+	ck_assert_uint_eq(dapl_evd_resize(evd, 8), DAT_SUCCESS);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
+	ck_assert_int_eq(released_n, 1);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
+	ck_assert_int_eq(released_n, 2);
+	ck_assert_uint_eq(released_sum, (HELD_BIT | 1) + (HELD_BIT | 2));
+	/* one still queued, one more in the CQ: both given back at free */
+	cq_push(cq, HELD_BIT | 4, 8);
+	ck_assert_uint_eq(dapl_evd_free(evd), DAT_SUCCESS);
+	ck_assert_int_eq(released_n, 4);
+	ck_assert_uint_eq(released_sum, 4 * HELD_BIT + 1 + 2 + 3 + 4);
+}
+END_TEST
+
 /* ---- CNOs ---------------------------------------------------------------- */
 
 START_TEST(cno_create_query_free)
@@ -1286,6 +1344,7 @@ int main(void)
 	tcase_add_test(tc, overflow_reported_once_on_async_evd);
 	tcase_add_test(tc, software_overflow_is_queue_full_only);
 	tcase_add_test(tc, resize_keeps_order);
+	tcase_add_test(tc, held_completions_released_on_dequeue_and_free);
 	tcase_add_test(tc, cno_create_query_free);
 	tcase_add_test(tc, cno_wait_returns_triggering_evd);
 	tcase_add_test(tc, cno_not_triggered_when_disabled_or_waited);

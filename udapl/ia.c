@@ -80,6 +80,12 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 			 why[0] ? why : strerror(-err));
 		ia->dev = NULL;
 		ia_release(ia);
+		/* out of memory or descriptors is a resource shortage; any
+		 * other failure (bad ia_params, no device) is what the log
+		 * line says */
+		if (err == -ENOMEM || err == -EMFILE || err == -ENFILE)
+			return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
+					 DAT_RESOURCE_MEMORY);
 		return DAT_ERROR(DAT_INTERNAL_ERROR, 0);
 	}
 	err = ia->ops->dev_query(ia->dev, &ia->dev_attr);

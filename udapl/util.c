@@ -10,6 +10,8 @@
 
 #include "core.h"
 
+/* The class bit is always set, so a caller may return this as it is or
+ * OR a subtype into it (DAT_ERROR(dapl_errno_to_dat(err), sub)). */
 DAT_RETURN dapl_errno_to_dat(int err)
 {
 	switch (err) {
@@ -20,17 +22,17 @@ DAT_RETURN dapl_errno_to_dat(int err)
 	case -EMFILE:
 	case -ENFILE:
 	case -EAGAIN:
-		return DAT_INSUFFICIENT_RESOURCES;
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, 0);
 	case -EADDRINUSE:
-		return DAT_CONN_QUAL_IN_USE;
+		return DAT_ERROR(DAT_CONN_QUAL_IN_USE, 0);
 	case -EINVAL:
-		return DAT_INVALID_PARAMETER;
+		return DAT_ERROR(DAT_INVALID_PARAMETER, 0);
 	case -EOPNOTSUPP:
-		return DAT_MODEL_NOT_SUPPORTED;
+		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
 	case -ENOTCONN:
-		return DAT_INVALID_STATE;
+		return DAT_ERROR(DAT_INVALID_STATE, 0);
 	default:
-		return DAT_INTERNAL_ERROR;
+		return DAT_ERROR(DAT_INTERNAL_ERROR, 0);
 	}
 }
 

@@ -22,7 +22,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <dat/udat.h>
@@ -147,6 +149,69 @@ START_TEST(ia_open_query_close)
 	memset(&ia, 0x5a, sizeof(ia));
 	HX_OK(dat_ia_query(x.ia, NULL, DAT_IA_FIELD_IA_MAX_EPS, &ia, 0, NULL));
 	ck_assert_int_gt(ia.max_eps, 0);
+	hx_ia_close(&x);
+}
+END_TEST
+
+/* Lets the process open no more descriptors: the limit goes to just above
+ * the highest one open and the holes below are filled with /dev/null
+ * (kept in held[], closed by fds_restore). */
+static int fds_exhaust(struct rlimit *old, int *held, int max_held)
+{
+	struct rlimit lim;
+	int fd, top = 2, n = 0;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, old), 0);
+	for (fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			top = fd;
+	lim = *old;
+	lim.rlim_cur = (rlim_t)top + 1;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	while (n < max_held && (fd = open("/dev/null", O_RDONLY)) >= 0)
+		held[n++] = fd;
+	ck_assert_msg(n < max_held, "could not use up the descriptors");
+	return n;
+}
+
+static void fds_restore(const struct rlimit *old, int *held, int n)
+{
+	while (n > 0)
+		close(held[--n]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, old), 0);
+}
+
+/* A call that needs a descriptor when none is left fails with an error
+ * (the class bit set) that says resources ran out, never a bare type or
+ * success: dat_ia_open, dat_evd_create (a DTO EVD has a wait fd),
+ * dat_psp_create_any (a listening socket). */
+START_TEST(out_of_descriptors_is_an_error)
+{
+	struct rlimit old;
+	int held[4096], n;
+	DAT_IA_HANDLE ia2 = DAT_HANDLE_NULL;
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL, evd = DAT_HANDLE_NULL;
+	DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+	DAT_CONN_QUAL qual = 0;
+	DAT_RETURN rc;
+
+	n = fds_exhaust(&old, held, 4096);
+	rc = dat_ia_open((DAT_NAME_PTR)hx_ia_name(), 8, &async, &ia2);
+	ck_assert_msg(rc == DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY),
+		      "dat_ia_open with no descriptor left: %s (%#x)", hx_rc_str(rc),
+		      (unsigned)rc);
+	rc = dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd);
+	ck_assert_msg(((DAT_UINT32)rc & DAT_CLASS_ERROR) && DAT_GET_TYPE(rc) == DAT_INSUFFICIENT_RESOURCES,
+		      "dat_evd_create with no descriptor left: %s (%#x)", hx_rc_str(rc),
+		      (unsigned)rc);
+	rc = dat_psp_create_any(x.ia, &qual, x.cr, DAT_PSP_CONSUMER_FLAG, &psp);
+	ck_assert_msg(((DAT_UINT32)rc & DAT_CLASS_ERROR) && rc != DAT_ERROR(DAT_CONN_QUAL_IN_USE, 0),
+		      "dat_psp_create_any with no descriptor left: %s (%#x)", hx_rc_str(rc),
+		      (unsigned)rc);
+	fds_restore(&old, held, n);
+	/* and everything works again */
+	HX_OK(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd));
+	HX_OK(dat_evd_free(evd));
 	hx_ia_close(&x);
 }
 END_TEST
@@ -1822,6 +1887,7 @@ static Suite *objects_suite(void)
 	tcase_add_test(tc, ia_open_query_close);
 	tcase_add_loop_test(tc, ia_graceful_close_refused_while_objects_remain, 0, 7);
 	tcase_add_test(tc, ia_abrupt_close_frees_everything);
+	tcase_add_test(tc, out_of_descriptors_is_an_error);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pz");

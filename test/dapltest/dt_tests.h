@@ -5,7 +5,14 @@
 #ifndef DAPLTEST_DT_TESTS_H
 #define DAPLTEST_DT_TESTS_H
 
+#include <stdio.h>
+
 int dt_limit_main(int argc, char **argv);
 int dt_fft_main(int argc, char **argv);
+
+/* Their usage text (the "---- LIMIT TEST ----" and "----FFT TEST----"
+ * parts of dapltest's usage), for the main usage message too. */
+void dt_limit_usage(FILE *out);
+void dt_fft_usage(FILE *out);
 
 #endif

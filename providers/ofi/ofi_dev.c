@@ -235,6 +235,19 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	dev->eq_fd = dev->epfd = dev->notify_fd = dev->timer_fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
 
+	/* Our own descriptors first: when the process has none left this
+	 * fails with EMFILE, where libfabric's failures lose the errno. */
+	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				       TFD_NONBLOCK | TFD_CLOEXEC);
+	if (dev->epfd < 0 || dev->notify_fd < 0 || dev->timer_fd < 0) {
+		ret = -errno;
+		say(why, whylen, "cannot make the progress fd: %s",
+		    strerror(errno));
+		goto err;
+	}
+
 	ret = parse_params(ia_params, dev->prov, sizeof(dev->prov), &dev->addr,
 			   why, whylen);
 	if (ret)
@@ -275,16 +288,6 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	if (ret) {
 		say(why, whylen, "libfabric event queue failed: %s",
 		    fi_strerror(-ret));
-		goto err;
-	}
-	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
-	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC,
-				       TFD_NONBLOCK | TFD_CLOEXEC);
-	if (dev->epfd < 0 || dev->notify_fd < 0 || dev->timer_fd < 0) {
-		ret = -errno;
-		say(why, whylen, "cannot make the progress fd: %s",
-		    strerror(errno));
 		goto err;
 	}
 	ret = epoll_add(dev->epfd, dev->eq_fd);

@@ -2,8 +2,12 @@
 # Installs the Debian packages libdat needs to build and test, only those
 # that are missing, and only when run as root (otherwise it names them).
 set -eu
+# librdmacm-dev and libibverbs-dev build the verbs provider; the runtime
+# libraries and ibverbs-providers (the device drivers: rxe, mlx5 ...) run
+# it; make check-verbs boots a guest through rxe-vm, which brings its own.
 need="gcc g++ make autoconf automake libtool pkg-config check
       libfabric-dev librdmacm-dev libibverbs-dev
+      librdmacm1 libibverbs1 ibverbs-providers
       clang libclang-rt-14-dev valgrind groff-base binutils"
 missing=
 for p in $need; do

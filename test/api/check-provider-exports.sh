@@ -1,19 +1,40 @@
 #!/bin/sh
-# libdaplofi.so.1 exports exactly dat_provider_init and dat_provider_fini,
-# has SONAME libdaplofi.so.1 and needs libdat.so.1 (so a consumer that
-# dlopens libdat privately can still load it).
+# Each provider library (libdaplofi.so.1, and libdaplverbs.so.1 when it is
+# built: CHECK_VERBS_PROVIDER=1) exports exactly dat_provider_init and
+# dat_provider_fini, has its SONAME and needs libdat.so.1 (so a consumer
+# that dlopens libdat privately can still load it).
 set -u
-lib=providers/ofi/.libs/libdaplofi.so.1
-[ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
 fail=0
-syms=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TtDdBbRrWwVv]$/ && $3 !~ /^_/ { print $3 }' | sed 's/@.*//' | sort -u | tr '\n' ' ')
-if [ "$syms" != "dat_provider_fini dat_provider_init " ]; then
-	echo "FAIL: exported symbols: $syms"; fail=1
+
+check() {
+	lib=$1 soname_want=$2
+	[ -f "$lib" ] || { echo "FAIL: $lib not built"; fail=1; return; }
+	syms=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TtDdBbRrWwVv]$/ && $3 !~ /^_/ { print $3 }' | sed 's/@.*//' | sort -u | tr '\n' ' ')
+	ok=1
+	if [ "$syms" != "dat_provider_fini dat_provider_init " ]; then
+		echo "FAIL: $lib exported symbols: $syms"; ok=0
+	fi
+	soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	[ "$soname" = "$soname_want" ] || { echo "FAIL: $lib SONAME '$soname'"; ok=0; }
+	if ! readelf -d "$lib" | grep -q 'NEEDED.*\[libdat\.so\.1\]'; then
+		echo "FAIL: $soname_want does not need libdat.so.1"; ok=0
+	fi
+	if [ $ok -eq 1 ]; then
+		echo "PASS: $lib exports only dat_provider_init/fini, SONAME $soname, needs libdat.so.1"
+	else
+		fail=1
+	fi
+}
+
+check providers/ofi/.libs/libdaplofi.so.1 libdaplofi.so.1
+if [ "${CHECK_VERBS_PROVIDER:-0}" = 1 ]; then
+	check providers/verbs/.libs/libdaplverbs.so.1 libdaplverbs.so.1
+	# and the rdma-core libraries it is built on
+	for need in librdmacm.so.1 libibverbs.so.1; do
+		if ! readelf -d providers/verbs/.libs/libdaplverbs.so.1 |
+			grep -q "NEEDED.*\[$need\]"; then
+			echo "FAIL: libdaplverbs.so.1 does not need $need"; fail=1
+		fi
+	done
 fi
-soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = libdaplofi.so.1 ] || { echo "FAIL: SONAME '$soname'"; fail=1; }
-if ! readelf -d "$lib" | grep -q 'NEEDED.*\[libdat\.so\.1\]'; then
-	echo "FAIL: libdaplofi.so.1 does not need libdat.so.1"; fail=1
-fi
-[ $fail -eq 0 ] && echo "PASS: $lib exports only dat_provider_init/fini, SONAME $soname, needs libdat.so.1"
 exit $fail

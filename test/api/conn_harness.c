@@ -167,17 +167,25 @@ const char *hx_state_str(DAT_EP_STATE st)
 
 void hx_loopback(struct sockaddr_in *sa)
 {
+	const char *addr = getenv("DAT_TEST_ADDR");
+
 	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
 	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* an IA on an RDMA device listens on that device's address */
+	if (addr && *addr)
+		HX_CHECK(inet_pton(AF_INET, addr, &sa->sin_addr) == 1,
+			 "DAT_TEST_ADDR \"%s\" is not an IPv4 address", addr);
 }
 
 int hx_is_loopback(const struct sockaddr *sa)
 {
 	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+	struct sockaddr_in want;
 
+	hx_loopback(&want);
 	return sa && sa->sa_family == AF_INET &&
-	       in->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+	       in->sin_addr.s_addr == want.sin_addr.s_addr;
 }
 
 void hx_pattern(unsigned char *buf, int n, unsigned seed)

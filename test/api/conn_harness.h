@@ -92,9 +92,11 @@ const char *hx_state_str(DAT_EP_STATE st);
 
 /* ---- addresses and private data ------------------------------------- */
 
-/* 127.0.0.1, port 0. */
+/* The IPv4 address the IA under test listens on, port 0: DAT_TEST_ADDR
+ * when set (an IA on an RDMA device, e.g. 10.77.0.1 for verbs-rxe), else
+ * 127.0.0.1 (ofi-tcp). */
 void hx_loopback(struct sockaddr_in *sa);
-/* Nonzero when sa is an IPv4 127.0.0.1. */
+/* Nonzero when sa is that IPv4 address. */
 int hx_is_loopback(const struct sockaddr *sa);
 /* A recognisable byte pattern: buf[i] = f(seed, i). */
 void hx_pattern(unsigned char *buf, int n, unsigned seed);
@@ -140,7 +142,8 @@ DAT_EP_STATE hx_state(DAT_EP_HANDLE ep);
 /* max_rdma_read_in / _out as dat_ep_query reports them. */
 void hx_limits(DAT_EP_HANDLE ep, int *in, int *out);
 
-/* Connects e to 127.0.0.1:qual with HX_CONNECT_US (must return SUCCESS). */
+/* Connects e to hx_loopback's address:qual with HX_CONNECT_US (must
+ * return SUCCESS). */
 void hx_connect(struct hx_ep *e, DAT_CONN_QUAL qual, int size, const void *pdata);
 
 /* Waits (HX_WAIT_US) for the next event on evd; fails on anything but

@@ -681,6 +681,7 @@ static void do_wait_conn(struct server *s, const struct hx_msg *m)
  * each come exactly once. */
 struct tally {
 	int flushed, other, dup, stray, extra;
+	int succeeded;          /* of other: DAT_DTO_SUCCESS */
 	uint64_t first_other;
 	DAT_DTO_COMPLETION_STATUS other_status;
 };
@@ -714,6 +715,8 @@ static void drain(DAT_EVD_HANDLE evd, DAT_EP_HANDLE ep, int count, uint64_t base
 				t->other_status = e.status;
 			}
 			t->other++;
+			if (e.status == DAT_DTO_SUCCESS)
+				t->succeeded++;
 		}
 	}
 	free(seen);
@@ -959,6 +962,24 @@ static void server_main(struct hx_peer *self, void *arg)
 
 static struct hx_peer srv;
 static struct hx_ia cli;
+
+/* Whether the client IA's adapter name starts with prefix (a device's
+ * documented quirk, not a provider's behaviour). */
+static int adapter_is(const char *prefix)
+{
+	DAT_IA_ATTR ia;
+
+	memset(&ia, 0, sizeof(ia));
+	HX_OK(dat_ia_query(cli.ia, NULL, DAT_IA_FIELD_IA_ADAPTER_NAME, &ia, 0, NULL));
+	return strncmp(ia.adapter_name, prefix, strlen(prefix)) == 0;
+}
+
+/* Whether the client IA's provider does RDMA in the peer's process (ofi's
+ * tcp: a stopped peer answers no RDMA Read), rather than in the device. */
+static int rdma_needs_peer_process(void)
+{
+	return hx_is_ofi_tcp();
+}
 static struct mem cdata, cctl;
 
 /* The server process first: nothing of libdat may exist before fork. */
@@ -1380,8 +1401,19 @@ START_TEST(recv_too_small_local_length)
 	make_iov(&iov, &l, &cdata);
 	HX_OK(dat_ep_post_send(e.ep, 1, &iov, cookie(CK(0x800)), DAT_COMPLETION_DEFAULT_FLAG));
 
-	srv_expect_recv(sep, CK(0x600), DAT_DTO_ERR_LOCAL_LENGTH, 0, 0,
-			"200 bytes into a 100-byte receive");
+	{
+		struct rdto r;
+
+		srv_recv_wait(sep, 0, &r);
+		ck_assert_msg(r.cookie == CK(0x600), "200 bytes into a 100-byte receive: "
+			      "the server's receive completed with cookie %#" PRIx64, r.cookie);
+		/* Soft-RoCE reports a "local QP operation error" where the IB
+		 * spec and hardware report a local length error */
+		ck_assert_msg(r.status == DAT_DTO_ERR_LOCAL_LENGTH ||
+			      (adapter_is("rxe") && r.status == DAT_DTO_ERR_LOCAL_EP),
+			      "200 bytes into a 100-byte receive: the server's receive "
+			      "completed with %s, expected ERR_LOCAL_LENGTH", status_str(r.status));
+	}
 	sev = srv_wait_conn(sep, &state);
 	ck_assert_msg(state == DAT_EP_STATE_DISCONNECTED, "receiver EP state %s after %s",
 		      hx_state_str((DAT_EP_STATE)state), hx_event_str(sev));
@@ -1398,9 +1430,11 @@ START_TEST(recv_too_small_local_length)
 	next_dto(e.req, e.ep, &d);
 	ck_assert_msg(d.user_cookie.as_64 == CK(0x800), "send completion cookie %#" PRIx64,
 		      d.user_cookie.as_64);
-	ck_assert_msg(d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED,
-		      "the oversized send completed with %s, expected SUCCESS or ERR_FLUSHED",
-		      status_str(d.status));
+	/* or the receiver's refusal, where the transport reports it (verbs) */
+	ck_assert_msg(d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED ||
+		      d.status == DAT_DTO_ERR_REMOTE_RESPONDER,
+		      "the oversized send completed with %s, expected SUCCESS, ERR_FLUSHED "
+		      "or ERR_REMOTE_RESPONDER", status_str(d.status));
 	{
 		struct tally t;
 
@@ -1451,6 +1485,14 @@ START_TEST(rdma_remote_faults)
 
 	snprintf(what, sizeof(what), "RDMA %s %s", is_read ? "Read" : "Write", fname[fault]);
 	start();
+	if (fault == F_RANGE && adapter_is("rxe")) {
+		/* Soft-RoCE checks an access through a window against the
+		 * registration under it only, not against the window */
+		fprintf(stderr, "rdma_remote_faults: %s: rxe does not bound memory windows; "
+			"not run\n", what);
+		finish();
+		return;
+	}
 	client_ep(&e, 0, 0, 0);
 	sep = connect_to_server(&e, 0, 0);
 	switch (fault) {
@@ -1495,12 +1537,16 @@ START_TEST(rdma_remote_faults)
 	next_dto(e.req, e.ep, &d);
 	ck_assert_msg(d.user_cookie.as_64 == CK(0xBAD), "%s: completion cookie %#" PRIx64, what,
 		      d.user_cookie.as_64);
+	/* A provider that reports remote access errors (verbs) says
+	 * REMOTE_ACCESS; one that cannot (ofi-tcp) lets a Write leave or
+	 * flushes it */
 	if (is_read)
 		ck_assert_msg(d.status != DAT_DTO_SUCCESS, "%s completed with SUCCESS", what);
 	else
-		ck_assert_msg(d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED,
-			      "%s completed with %s, expected SUCCESS or ERR_FLUSHED", what,
-			      status_str(d.status));
+		ck_assert_msg(d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED ||
+			      d.status == DAT_DTO_ERR_REMOTE_ACCESS,
+			      "%s completed with %s, expected SUCCESS, ERR_FLUSHED or "
+			      "ERR_REMOTE_ACCESS", what, status_str(d.status));
 	hx_expect_empty(e.req);
 
 	/* the target: its connection ends too, and its memory is as it was */
@@ -1695,6 +1741,13 @@ START_TEST(flush_on_disconnect)
 		HX_OK(dat_ep_disconnect(e.ep, DAT_CLOSE_ABRUPT_FLAG));
 		hx_expect_event(e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, e.ep, NULL);
 		drain(e.req, e.ep, NREADS, CK(0x30000), &t);
+		/* where the device answers Reads itself (verbs), a stopped
+		 * server does not hold them up: each completes once, some
+		 * maybe before the disconnect */
+		if (!rdma_needs_peer_process() && t.other == t.succeeded) {
+			t.flushed += t.succeeded;
+			t.other = 0;
+		}
 		ck_assert_msg(t.flushed == NREADS && t.dup == 0 && t.stray == 0 && t.extra == 0,
 			      "the client's %d RDMA Reads: %d flushed, %d other (%s), %d twice, "
 			      "%d unknown, %d extra", NREADS, t.flushed, t.other,
@@ -1965,7 +2018,8 @@ START_TEST(rmr_bind_rebind)
 	cev = conn_end(&e);
 	next_dto(e.req, e.ep, &d);
 	ck_assert_msg(d.user_cookie.as_64 == CK(5) &&
-		      (d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED),
+		      (d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED ||
+		       d.status == DAT_DTO_ERR_REMOTE_ACCESS),
 		      "write through the old context: cookie %#" PRIx64 " %s", d.user_cookie.as_64,
 		      status_str(d.status));
 	sev = srv_wait_conn(sep, NULL);

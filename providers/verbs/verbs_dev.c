@@ -1,0 +1,619 @@
+/* The device: ia_params, the RDMA device behind an address, the progress
+ * fds, and listeners. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+#define VERBS_ADDR_TIMEOUT_MS 2000
+#define VERBS_ROUTE_TIMEOUT_MS 2000
+#define VERBS_SWEEP_MS 50
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end || n < lo || n > hi)
+		return def;
+	return (int)n;
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+static socklen_t ss_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in);
+}
+
+static void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const void *a = ss->ss_family == AF_INET6 ?
+		(const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr :
+		(const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	if (!inet_ntop(ss->ss_family, a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+/* The address of a netdev: IPv4 first, then a global IPv6, then a
+ * link-local one.  1 found, 0 the netdev has none, -1 no such netdev. */
+static int netdev_addr(const char *name, struct sockaddr_storage *out)
+{
+	struct ifaddrs *ifs, *a;
+	int best = 0, rank;
+
+	if (!if_nametoindex(name))
+		return -1;
+	if (getifaddrs(&ifs))
+		return 0;
+	for (a = ifs; a; a = a->ifa_next) {
+		if (strcmp(a->ifa_name, name) || !a->ifa_addr)
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET)
+			rank = 3;
+		else if (a->ifa_addr->sa_family == AF_INET6)
+			rank = IN6_IS_ADDR_LINKLOCAL(
+				&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr) ?
+				1 : 2;
+		else
+			continue;
+		if (rank > best) {
+			best = rank;
+			memset(out, 0, sizeof(*out));
+			memcpy(out, a->ifa_addr, rank == 3 ?
+			       sizeof(struct sockaddr_in) :
+			       sizeof(struct sockaddr_in6));
+		}
+	}
+	freeifaddrs(ifs);
+	return best ? 1 : 0;
+}
+
+/* "<netdev | IPv4 | IPv6 | host name> <port>", as OpenFabrics' cma
+ * provider took it; the port field is accepted and not used (the device
+ * port is the one the address lives on). */
+static int parse_params(const char *params, struct sockaddr_storage *ss,
+			char *where, size_t wlen, char *why, size_t whylen)
+{
+	char buf[256], *save = NULL, *host, *port, *extra, *end;
+	struct addrinfo hints, *res = NULL;
+	int r;
+
+	if (!params || strlen(params) >= sizeof(buf))
+		goto syntax;
+	strcpy(buf, params);
+	host = strtok_r(buf, " \t", &save);
+	port = host ? strtok_r(NULL, " \t", &save) : NULL;
+	extra = port ? strtok_r(NULL, " \t", &save) : NULL;
+	if (!host || !port || extra)
+		goto syntax;
+	if (strtoul(port, &end, 10) > 255 || *end || end == port)
+		goto syntax;
+	snprintf(where, wlen, "%s", host);
+
+	memset(ss, 0, sizeof(*ss));
+	r = netdev_addr(host, ss);
+	if (r == 1)
+		return 0;
+	if (r == 0) {
+		say(why, whylen,
+		    "netdev %s has no IP address: give it one (the RDMA CM "
+		    "finds devices by address), or name another netdev or "
+		    "address in ia_params", host);
+		return -ENODEV;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (r || !res) {
+		say(why, whylen,
+		    "\"%s\" is neither a netdev, an IP address nor a host name "
+		    "that resolves (%s)", host, r ? gai_strerror(r) : "no address");
+		return -ENODEV;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen <= sizeof(*ss) ?
+	       res->ai_addrlen : sizeof(*ss));
+	freeaddrinfo(res);
+	return 0;
+
+syntax:
+	say(why, whylen,
+	    "ia_params \"%s\" must be \"<netdev, IP address or host name> "
+	    "<port>\", e.g. \"ib0 0\" or \"10.0.0.1 0\"", params ? params : "");
+	return -EINVAL;
+}
+
+/* The largest inline size the device gives a QP (it is not an attribute
+ * of the device). */
+static uint32_t probe_inline(struct dapl_tdev *dev)
+{
+	static const uint32_t tries[] = { 1024, 512, 256, 128, 64, 32, 0 };
+	struct ibv_qp_init_attr ia;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint32_t got = 0;
+	size_t i;
+
+	pd = ibv_alloc_pd(dev->ctx);
+	cq = pd ? ibv_create_cq(dev->ctx, 1, NULL, NULL, 0) : NULL;
+	for (i = 0; cq && i < sizeof(tries) / sizeof(tries[0]); i++) {
+		memset(&ia, 0, sizeof(ia));
+		ia.send_cq = cq;
+		ia.recv_cq = cq;
+		ia.cap.max_send_wr = 1;
+		ia.cap.max_recv_wr = 1;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		ia.cap.max_inline_data = tries[i];
+		ia.qp_type = IBV_QPT_RC;
+		qp = ibv_create_qp(pd, &ia);
+		if (qp) {
+			got = ia.cap.max_inline_data;
+			ibv_destroy_qp(qp);
+			break;
+		}
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	return got;
+}
+
+static enum ibv_mw_type pick_mw(const struct ibv_device_attr *a)
+{
+	int want = env_int("DAPL_VERBS_MW", -1, 0, 2);
+
+	/* Type 1 rebinds in one request; type 2 must be invalidated first */
+	if (want == 0)
+		return 0;
+	if ((want == -1 || want == 1) &&
+	    (a->device_cap_flags & IBV_DEVICE_MEM_WINDOW) && a->max_mw)
+		return IBV_MW_TYPE_1;
+	if ((want == -1 || want == 2) &&
+	    (a->device_cap_flags & (IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+				    IBV_DEVICE_MEM_WINDOW_TYPE_2B)) && a->max_mw)
+		return IBV_MW_TYPE_2;
+	return 0;
+}
+
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >>
+			24) == 127;
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static void dev_free(struct dapl_tdev *dev)
+{
+	if (dev->ctx)
+		ibv_close_device(dev->ctx);
+	if (dev->anchor)
+		rdma_destroy_id(dev->anchor);
+	if (dev->ch)
+		rdma_destroy_event_channel(dev->ch);
+	if (dev->notify_fd >= 0)
+		close(dev->notify_fd);
+	if (dev->timer_fd >= 0)
+		close(dev->timer_fd);
+	free(dev->cqs);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
+		   size_t whylen)
+{
+	struct ibv_device **list;
+	struct dapl_tdev *dev;
+	char where[128], astr[INET6_ADDRSTRLEN];
+	int n = 0, err;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (!out)
+		return -EINVAL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->notify_fd = -1;
+	dev->timer_fd = -1;
+	atomic_init(&dev->faults, false);
+	err = parse_params(ia_params, &dev->addr, where, sizeof(where), why,
+			   whylen);
+	if (err)
+		goto fail;
+	addr_str(&dev->addr, astr, sizeof(astr));
+	/* rdma_cm would bind a loopback address to any device, and then
+	 * fail to route over it */
+	if (is_loopback(&dev->addr)) {
+		say(why, whylen, "%s (%s) is a loopback address, which has no "
+		    "RDMA device behind it: name the RDMA netdev or its address",
+		    astr, where);
+		err = -ENODEV;
+		goto fail;
+	}
+
+	/* Asked first, so librdmacm never complains on a host without RDMA */
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	if (n <= 0) {
+		say(why, whylen, "this host has no RDMA device (libibverbs "
+		    "finds none: is the driver, e.g. rdma_rxe or mlx5_ib, "
+		    "loaded?)");
+		err = -ENODEV;
+		goto fail;
+	}
+	dev->ch = rdma_create_event_channel();
+	if (!dev->ch) {
+		err = -(errno ? errno : ENODEV);
+		say(why, whylen, "cannot open the RDMA CM (%s): is rdma_ucm "
+		    "loaded and /dev/infiniband/rdma_cm accessible?",
+		    strerror(-err));
+		goto fail;
+	}
+	if (rdma_create_id(dev->ch, &dev->anchor, NULL, RDMA_PS_TCP)) {
+		err = -errno;
+		say(why, whylen, "rdma_create_id: %s", strerror(-err));
+		goto fail;
+	}
+	dev->addr_len = ss_len(&dev->addr);
+	if (rdma_bind_addr(dev->anchor, (struct sockaddr *)&dev->addr)) {
+		err = -errno;
+		if (err == -ENODEV || err == -EINVAL)
+			say(why, whylen, "address %s (%s) has no RDMA device "
+			    "behind it", astr, where);
+		else if (err == -EADDRNOTAVAIL)
+			say(why, whylen, "%s (%s) is not an address of this host",
+			    astr, where);
+		else
+			say(why, whylen, "cannot bind the RDMA CM to %s (%s): %s",
+			    astr, where, strerror(-err));
+		if (err == -EINVAL)
+			err = -ENODEV;
+		goto fail;
+	}
+	if (!dev->anchor->verbs) {
+		say(why, whylen, "address %s (%s) has no RDMA device behind it",
+		    astr, where);
+		err = -ENODEV;
+		goto fail;
+	}
+	dev->port_num = dev->anchor->port_num;
+	/* An open of our own: its async events are this IA's alone. */
+	dev->ctx = ibv_open_device(dev->anchor->verbs->device);
+	if (!dev->ctx) {
+		err = -(errno ? errno : ENODEV);
+		say(why, whylen, "cannot open RDMA device %s: %s",
+		    ibv_get_device_name(dev->anchor->verbs->device),
+		    strerror(-err));
+		goto fail;
+	}
+	if (ibv_query_device(dev->ctx, &dev->attr) ||
+	    ibv_query_port(dev->ctx, dev->port_num ? dev->port_num : 1,
+			   &dev->port_attr)) {
+		err = -(errno ? errno : EIO);
+		say(why, whylen, "cannot query RDMA device %s: %s",
+		    ibv_get_device_name(dev->ctx->device), strerror(-err));
+		goto fail;
+	}
+	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (dev->notify_fd < 0 || dev->timer_fd < 0 ||
+	    (err = set_nonblock(dev->ch->fd)) ||
+	    (err = set_nonblock(dev->ctx->async_fd))) {
+		if (dev->notify_fd < 0 || dev->timer_fd < 0)
+			err = -errno;
+		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
+		goto fail;
+	}
+	dev->iwarp = dev->ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+	if (dev->iwarp) {
+		dev->max_pdata_connect = VERBS_IW_PDATA;
+		dev->max_pdata_accept = VERBS_IW_PDATA;
+		dev->max_pdata_reject = VERBS_IW_PDATA;
+	} else {
+		dev->max_pdata_connect = VERBS_IB_PDATA_REQ;
+		dev->max_pdata_accept = VERBS_IB_PDATA_REP;
+		dev->max_pdata_reject = VERBS_IB_PDATA_REJ;
+	}
+	dev->mw_type = pick_mw(&dev->attr);
+	dev->max_inline = probe_inline(dev);
+	dev->default_inline = (uint32_t)env_int("DAPL_VERBS_INLINE",
+						VERBS_DEFAULT_INLINE, 0, 65536);
+	if (dev->default_inline > dev->max_inline)
+		dev->default_inline = dev->max_inline;
+	dev->addr_timeout_ms = env_int("DAPL_CM_ARP_TIMEOUT_MS",
+				       VERBS_ADDR_TIMEOUT_MS, 1, 600000);
+	dev->route_timeout_ms = env_int("DAPL_CM_ROUTE_TIMEOUT_MS",
+					VERBS_ROUTE_TIMEOUT_MS, 1, 600000);
+	dev->sweep_ms = env_int("DAPL_VERBS_SWEEP_MS", VERBS_SWEEP_MS, 1, 60000);
+	dev->retry = (uint8_t)env_int("DAPL_VERBS_RETRY", 7, 0, 7);
+	dev->rnr_retry = (uint8_t)env_int("DAPL_VERBS_RNR_RETRY", 7, 0, 7);
+	snprintf(dev->name, sizeof(dev->name), "%s",
+		 ibv_get_device_name(dev->ctx->device));
+	snprintf(dev->vendor, sizeof(dev->vendor),
+		 "verbs vendor 0x%x part %u hw %u", dev->attr.vendor_id,
+		 dev->attr.vendor_part_id, dev->attr.hw_ver);
+	*out = dev;
+	return 0;
+fail:
+	dev_free(dev);
+	return err;
+}
+
+int verbs_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
+{
+	const struct ibv_device_attr *d = &dev->attr;
+	uint32_t sge = (uint32_t)d->max_sge;
+
+	if (!dev || !a)
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", dev->name);
+	snprintf(a->vendor, sizeof(a->vendor), "%s", dev->vendor);
+	memcpy(&a->addr, &dev->addr, sizeof(a->addr));
+	a->max_qp = (uint32_t)d->max_qp;
+	a->max_qp_wr = (uint32_t)d->max_qp_wr;
+	a->max_cq = (uint32_t)d->max_cq;
+	a->max_cqe = (uint32_t)d->max_cqe;
+	a->max_sge = sge > VERBS_MAX_SGE ? VERBS_MAX_SGE : sge;
+	a->max_srq = (uint32_t)d->max_srq;
+	a->max_srq_wr = (uint32_t)d->max_srq_wr;
+	a->max_mr = (uint32_t)d->max_mr;
+	/* emulated windows are registrations */
+	a->max_mw = dev->mw_type ? (uint32_t)d->max_mw : (uint32_t)d->max_mr;
+	a->max_pd = (uint32_t)d->max_pd;
+	a->max_inline = dev->max_inline;
+	a->max_mr_size = d->max_mr_size;
+	a->max_msg_size = dev->port_attr.max_msg_sz;
+	a->max_rdma_size = dev->port_attr.max_msg_sz;
+	/* rdma_conn_param carries them in 8 bits */
+	a->max_ird = (uint16_t)(d->max_qp_rd_atom > 255 ? 255 : d->max_qp_rd_atom);
+	a->max_ord = (uint16_t)(d->max_qp_init_rd_atom > 255 ? 255 :
+				d->max_qp_init_rd_atom);
+	a->max_pdata_connect = dev->max_pdata_connect;
+	a->max_pdata_accept = dev->max_pdata_accept;
+	a->max_pdata_reject = dev->max_pdata_reject;
+	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_SOLICITED_EVENTS |
+		   DAPL_TDEV_FENCE;
+	if (dev->mw_type)
+		a->flags |= DAPL_TDEV_MEMORY_WINDOWS;
+	return 0;
+}
+
+void verbs_conn_free(struct dapl_tconn *conn)
+{
+	struct dapl_tdev *dev = conn->dev;
+	struct dapl_tconn **pp;
+
+	for (pp = &dev->conns; *pp; pp = &(*pp)->next)
+		if (*pp == conn) {
+			*pp = conn->next;
+			break;
+		}
+	if (conn->id)
+		rdma_destroy_id(conn->id);
+	free(conn);
+}
+
+void verbs_dev_close(struct dapl_tdev *dev)
+{
+	struct dapl_tlisten *l;
+
+	if (!dev)
+		return;
+	pthread_mutex_lock(&dev->lock);
+	/* requests nobody answered are refused */
+	while (dev->conns) {
+		rdma_reject(dev->conns->id, NULL, 0);
+		verbs_conn_free(dev->conns);
+	}
+	while ((l = dev->listeners)) {
+		dev->listeners = l->next;
+		rdma_destroy_id(l->id);
+		free(l);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	dev_free(dev);
+}
+
+int verbs_progress_fds(struct dapl_tdev *dev, int *fds, int max)
+{
+	int all[4] = { dev->ch->fd, dev->ctx->async_fd, dev->notify_fd,
+		       dev->timer_fd };
+	int i;
+
+	for (i = 0; i < 4 && i < max; i++)
+		fds[i] = all[i];
+	return i;
+}
+
+void verbs_dev_track(struct dapl_tdev *dev, enum verbs_ep_state old,
+		     enum verbs_ep_state st)
+{
+	struct itimerspec its;
+	long ns = (long)dev->sweep_ms * 1000000L;
+
+	if ((old == VERBS_EP_CONNECTED) == (st == VERBS_EP_CONNECTED))
+		return;
+	memset(&its, 0, sizeof(its));
+	if (st == VERBS_EP_CONNECTED) {
+		if (dev->nconnected++ > 0)
+			return;
+		its.it_interval.tv_sec = ns / 1000000000L;
+		its.it_interval.tv_nsec = ns % 1000000000L;
+		its.it_value = its.it_interval;
+	} else if (--dev->nconnected > 0) {
+		return;
+	}
+	timerfd_settime(dev->timer_fd, 0, &its, NULL);
+}
+
+int verbs_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
+{
+	if (dev->ncqs == dev->cqs_cap) {
+		int cap = dev->cqs_cap ? 2 * dev->cqs_cap : 8;
+		struct dapl_tcq **n = realloc(dev->cqs, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		dev->cqs = n;
+		dev->cqs_cap = cap;
+	}
+	dev->cqs[dev->ncqs++] = cq;
+	return 0;
+}
+
+void verbs_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
+{
+	int i;
+
+	for (i = 0; i < dev->ncqs; i++)
+		if (dev->cqs[i] == cq) {
+			dev->cqs[i] = dev->cqs[--dev->ncqs];
+			return;
+		}
+}
+
+void verbs_dev_sweep(struct dapl_tdev *dev)
+{
+	uint64_t n;
+	int i;
+
+	if (read(dev->timer_fd, &n, sizeof(n)) <= 0)
+		return;
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		/* a CQ its consumer is busy with needs nobody else */
+		if (pthread_mutex_trylock(&cq->lock))
+			continue;
+		if (cq->polls == cq->polls_seen) {
+			verbs_cq_drain(cq);
+			verbs_cq_kick(cq);
+		}
+		cq->polls_seen = cq->polls;
+		pthread_mutex_unlock(&cq->lock);
+	}
+}
+
+void verbs_dev_notify(struct dapl_tdev *dev)
+{
+	uint64_t one = 1;
+
+	if (write(dev->notify_fd, &one, sizeof(one)) < 0)
+		return;         /* saturated: readable anyway */
+}
+
+int verbs_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
+{
+	struct sockaddr_storage ss = dev->addr;
+	struct dapl_tlisten *l;
+	int err;
+
+	if (!port || !out)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->kind = VERBS_KIND_LISTENER;
+	l->dev = dev;
+	if (ss.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(*port);
+	else
+		((struct sockaddr_in *)&ss)->sin_port = htons(*port);
+	pthread_mutex_lock(&dev->lock);
+	if (rdma_create_id(dev->ch, &l->id, l, RDMA_PS_TCP)) {
+		err = -errno;
+		goto fail;
+	}
+	if (rdma_bind_addr(l->id, (struct sockaddr *)&ss) ||
+	    rdma_listen(l->id, VERBS_LISTEN_BACKLOG)) {
+		err = -errno;
+		rdma_destroy_id(l->id);
+		goto fail;
+	}
+	l->port = ntohs(rdma_get_src_port(l->id));
+	l->next = dev->listeners;
+	dev->listeners = l;
+	pthread_mutex_unlock(&dev->lock);
+	*port = l->port;
+	*out = l;
+	return 0;
+fail:
+	pthread_mutex_unlock(&dev->lock);
+	free(l);
+	return err;
+}
+
+void verbs_unlisten(struct dapl_tlisten *l)
+{
+	struct dapl_tdev *dev;
+	struct dapl_tlisten **pp;
+	struct dapl_tconn *c;
+
+	if (!l)
+		return;
+	dev = l->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (pp = &dev->listeners; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	/* Requests already reported stay answerable; their ids are their
+	 * own.  New ones find nobody listening. */
+	for (c = dev->conns; c; c = c->next)
+		if (c->listener == l)
+			c->listener = NULL;
+	rdma_destroy_id(l->id);
+	pthread_mutex_unlock(&dev->lock);
+	free(l);
+}

@@ -549,9 +549,19 @@ static void dat_client_connect(struct bench_conn *c, DAT_CONN_QUAL qual)
 	DAT_RMR_TRIPLET me;
 	DAT_EVENT ev;
 
+	DAT_IA_ATTR ia_attr;
+
+	/* the server is this host: connect to the IA's own address
+	 * (127.0.0.1 for ofi-tcp, the RDMA netdev's for verbs) */
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memset(&ia_attr, 0, sizeof(ia_attr));
+	if (dat_ia_query(d->ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &ia_attr, 0,
+			 NULL) == DAT_SUCCESS && ia_attr.ia_address_ptr &&
+	    ia_attr.ia_address_ptr->sa_family == AF_INET)
+		memcpy(&sa, ia_attr.ia_address_ptr, sizeof(sa));
+	sa.sin_port = 0;
 	own_triplet(d, c, &me);
 	DCHECK(dat_ep_connect(d->ep, (DAT_IA_ADDRESS_PTR)&sa, qual,
 			      (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, (DAT_COUNT)sizeof(me),

@@ -4,16 +4,20 @@
 #   --sanitize     also run the suite once under AddressSanitizer + UBSan
 #   --valgrind     also run the C tests under valgrind (memcheck)
 #   --distcheck    also run `make distcheck`
+#   --verbs        also run `make check-verbs`: the verbs provider's tests
+#                  and dapltest's regression on Soft-RoCE in an rxe-vm
+#                  guest; says so and goes on when no guest can start here
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-werror= sanitize= valgrind= distcheck=
+werror= sanitize= valgrind= distcheck= verbs=
 for a in "$@"; do
 	case $a in
 	--werror) werror=--enable-werror ;;
 	--sanitize) sanitize=1 ;;
 	--valgrind) valgrind=1 ;;
 	--distcheck) distcheck=1 ;;
-	*) echo "usage: $0 [--werror] [--sanitize] [--valgrind] [--distcheck]" >&2; exit 2 ;;
+	--verbs) verbs=1 ;;
+	*) echo "usage: $0 [--werror] [--sanitize] [--valgrind] [--distcheck] [--verbs]" >&2; exit 2 ;;
 	esac
 done
 
@@ -35,6 +39,18 @@ fi
 if [ -n "$valgrind" ]; then
 	step "make check-valgrind ($top/build)"
 	make -C "$top/build" check-valgrind
+fi
+
+if [ -n "$verbs" ]; then
+	step "make check-verbs: the verbs provider on Soft-RoCE in an rxe-vm guest"
+	if ! grep -q '^verbs-rxe ' "$top/build/dat.conf"; then
+		echo "check-verbs: SKIPPED: the verbs provider is not built (no libibverbs/librdmacm)"
+	elif ! make -C "$top/build" check-verbs; then
+		# check-verbs.sh leaves .skipped when no guest could start: not
+		# a failure of the code, and said loudly in its output
+		[ -f "$top/build/test/check-verbs/.skipped" ] || exit 1
+		echo "check-verbs: SKIPPED: no guest could start on this machine (see above)"
+	fi
 fi
 
 if [ -n "$distcheck" ]; then

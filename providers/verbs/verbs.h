@@ -235,6 +235,9 @@ struct dapl_tsrq {
 	 * frees the SRQ */
 	atomic_uint refs;
 	int users;                      /* eps on it (dev->lock) */
+	/* a limit event we make ourselves (dev->limit_head, dev->lock) */
+	bool limit_queued;
+	struct dapl_tsrq *limit_next;
 };
 
 struct dapl_tpd {
@@ -286,6 +289,7 @@ struct dapl_tdev {
 	struct dapl_tconn *conns;       /* reported, unanswered requests */
 	struct dapl_tep *eps;
 	struct dapl_tep *pend_head, *pend_tail;
+	struct dapl_tsrq *limit_head;   /* SRQs whose limit fired at arming */
 	atomic_bool faults;             /* some ep's faulted is set */
 	bool fatal;                     /* the device is gone */
 	bool fatal_reported;

@@ -264,6 +264,15 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->notify_fd = -1;
 	dev->timer_fd = -1;
 	atomic_init(&dev->faults, false);
+	/* Our own descriptors first: when the process has none left this
+	 * fails with EMFILE, where rdma-core's failures read as "no device". */
+	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (dev->notify_fd < 0 || dev->timer_fd < 0) {
+		err = -errno;
+		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
+		goto fail;
+	}
 	err = parse_params(ia_params, &dev->addr, where, sizeof(where), why,
 			   whylen);
 	if (err)
@@ -343,13 +352,8 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		    ibv_get_device_name(dev->ctx->device), strerror(-err));
 		goto fail;
 	}
-	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (dev->notify_fd < 0 || dev->timer_fd < 0 ||
-	    (err = set_nonblock(dev->ch->fd)) ||
+	if ((err = set_nonblock(dev->ch->fd)) ||
 	    (err = set_nonblock(dev->ctx->async_fd))) {
-		if (dev->notify_fd < 0 || dev->timer_fd < 0)
-			err = -errno;
 		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}

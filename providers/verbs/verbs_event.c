@@ -344,6 +344,16 @@ int verbs_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			r = 1;
 			break;
 		}
+		if (dev->limit_head) {
+			struct dapl_tsrq *srq = dev->limit_head;
+
+			dev->limit_head = srq->limit_next;
+			srq->limit_queued = false;
+			ev->type = DAPL_TCM_SRQ_LIMIT;
+			ev->srq = srq;
+			r = 1;
+			break;
+		}
 		if (take_pending(dev, ev)) {
 			r = 1;
 			break;

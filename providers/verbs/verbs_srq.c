@@ -138,6 +138,17 @@ int verbs_srq_destroy(struct dapl_tsrq *srq,
 		pthread_mutex_unlock(&dev->lock);
 		return -EBUSY;
 	}
+	if (srq->limit_queued) {
+		struct dapl_tsrq **pp;
+
+		for (pp = &dev->limit_head; *pp; pp = &(*pp)->limit_next) {
+			if (*pp == srq) {
+				*pp = srq->limit_next;
+				break;
+			}
+		}
+		srq->limit_queued = false;
+	}
 	ibv_destroy_srq(srq->srq);
 	srq->srq = NULL;
 	pthread_mutex_unlock(&dev->lock);
@@ -200,15 +211,46 @@ out:
 	return err;
 }
 
+/* The device fires only when the count drops below the limit after it was
+ * armed; the seam (like DAT) wants the event at once when fewer are
+ * posted already, so then the device is left disarmed and the event is
+ * made here. */
 int verbs_srq_set_limit(struct dapl_tsrq *srq, uint32_t limit)
 {
+	struct verbs_srq_chunk *c;
 	struct ibv_srq_attr a;
+	uint32_t posted = 0, i;
+	struct dapl_tdev *dev;
 
 	if (!srq || limit > srq->max_wr)
 		return -EINVAL;
+	dev = srq->dev;
+	if (limit) {
+		pthread_mutex_lock(&srq->lock);
+		for (c = srq->chunks; c; c = c->next)
+			for (i = 0; i < c->n; i++)
+				if (atomic_load_explicit(&c->slots[i].state,
+							 memory_order_relaxed) ==
+				    VERBS_SLOT_POSTED)
+					posted++;
+		pthread_mutex_unlock(&srq->lock);
+	}
 	memset(&a, 0, sizeof(a));
-	a.srq_limit = limit;
-	return -ibv_modify_srq(srq->srq, &a, IBV_SRQ_LIMIT);
+	a.srq_limit = limit && posted >= limit ? limit : 0;
+	i = (uint32_t)ibv_modify_srq(srq->srq, &a, IBV_SRQ_LIMIT);
+	if (i)
+		return -(int)i;         /* it returns the errno value */
+	if (limit && posted < limit) {
+		pthread_mutex_lock(&dev->lock);
+		if (!srq->limit_queued) {
+			srq->limit_queued = true;
+			srq->limit_next = dev->limit_head;
+			dev->limit_head = srq;
+		}
+		pthread_mutex_unlock(&dev->lock);
+		verbs_dev_notify(dev);
+	}
+	return 0;
 }
 
 int verbs_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,

@@ -41,7 +41,8 @@ echo "server ready on port $dt_port"
 
 # A few iterations are enough to run every path (OFA's default is 10000).
 DAPLTEST_PORT=$dt_port DAPLTEST_ITERS=${DAPLTEST_ITERS:-200} \
-	timeout 240 sh "$here/scripts/regress.sh" 127.0.0.1 "$DAT_TEST_IA" \
+	timeout "${DT_REGRESS_TIMEOUT:-240}" sh "$here/scripts/regress.sh" \
+	"${DAT_TEST_ADDR:-127.0.0.1}" "$DAT_TEST_IA" \
 	>"$tmp/regress.out" 2>&1
 rc=$?
 dt_wait_server

@@ -5,12 +5,12 @@
 set -u
 root=$(mktemp -d "${TMPDIR:-/tmp}/datman.XXXXXX")
 trap 'rm -rf "$root"' EXIT
-mkdir -p "$root/man3" "$root/man5"
-for page in "${srcdir:-.}"/man/man3/*.3 "${srcdir:-.}"/man/man5/*.5 man/man3/*.3 man/man5/*.5; do
+mkdir -p "$root/man1" "$root/man3" "$root/man5" "$root/man7"
+for page in "${srcdir:-.}"/man/man[1357]/*.[1357] man/man[1357]/*.[1357]; do
 	[ -f "$page" ] && cp "$page" "$root/$(basename "$(dirname "$page")" | sed 's/^man//;s/^/man/')/"
 done
 fail=0 n=0
-for page in "$root"/man3/*.3 "$root"/man5/*.5; do
+for page in "$root"/man[1357]/*.[1357]; do
 	n=$((n + 1))
 	out=$(cd "$root" && groff -man -Tutf8 -ww -z "${page#"$root"/}" 2>&1)
 	if [ -n "$out" ]; then

@@ -1540,7 +1540,11 @@ START_TEST(rdma_remote_faults)
 	/* A provider that reports remote access errors (verbs) says
 	 * REMOTE_ACCESS; one that cannot (ofi-tcp) lets a Write leave or
 	 * flushes it */
-	if (is_read)
+	if (!hx_is_ofi_tcp())
+		ck_assert_msg(d.status == DAT_DTO_ERR_REMOTE_ACCESS,
+			      "%s completed with %s, expected ERR_REMOTE_ACCESS", what,
+			      status_str(d.status));
+	else if (is_read)
 		ck_assert_msg(d.status != DAT_DTO_SUCCESS, "%s completed with SUCCESS", what);
 	else
 		ck_assert_msg(d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED ||

@@ -73,7 +73,9 @@ enum dapl_tcm_event_type {
 	DAPL_TCM_CONNECT_REQUEST,  /* on a listener: conn is new; pdata is the peer's */
 	DAPL_TCM_ESTABLISHED,      /* on an ep: active side's pdata is the accept's */
 	DAPL_TCM_REJECTED,         /* on an ep: the peer (or its provider) refused; pdata as sent */
-	DAPL_TCM_UNREACHABLE,      /* on an ep: address/route resolution or no listener */
+	DAPL_TCM_UNREACHABLE,      /* on an ep: address/route resolution failed */
+	/* (a port nobody listens on is REJECTED with no pdata and
+	 * status -ECONNREFUSED: the core reports NON_PEER_REJECTED) */
 	DAPL_TCM_DISCONNECTED,     /* on an ep: either side ended it */
 	DAPL_TCM_CONN_ERROR,       /* on an ep: the handshake broke (peer died, protocol error) */
 	DAPL_TCM_DEVICE_FATAL,     /* on the device: it is gone (IA catastrophic) */

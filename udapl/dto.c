@@ -39,7 +39,7 @@ struct dapl_dto_slot {
 struct dapl_dto_slots {
 	struct dapl_ep *ep;       /* NULL: an SRQ's */
 	atomic_int refs;          /* 1 for the EP + one per slot in use */
-	atomic_int used;          /* slots in use */
+	atomic_int used;          /* SRQ: slots in use (dapl_dto_claim_recv) */
 	atomic_int held;          /* SRQ: completed, event not yet dequeued */
 	atomic_bool ep_gone;
 	atomic_uint hint;
@@ -96,9 +96,6 @@ static struct dapl_dto_slot *slot_claim(struct dapl_dto_slots *s)
 
 		if (atomic_compare_exchange_strong(&sl->busy, &expect, true)) {
 			atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-			if (!s->ep)     /* SRQ counts; EPs need none */
-				atomic_fetch_add_explicit(&s->used, 1,
-							  memory_order_relaxed);
 			return sl;
 		}
 	}
@@ -109,7 +106,7 @@ static void slot_release(struct dapl_dto_slot *sl)
 {
 	struct dapl_dto_slots *s = sl->table;
 
-	if (!s->ep)
+	if (!s->ep)     /* only an SRQ's table counts */
 		atomic_fetch_sub_explicit(&s->used, 1, memory_order_relaxed);
 	atomic_store_explicit(&sl->busy, false, memory_order_release);
 	slots_unref(s);
@@ -127,9 +124,10 @@ struct dapl_dto_slot *dapl_dto_claim_recv(struct dapl_dto_slots *s,
 		return NULL;
 	}
 	sl = slot_claim(s);
-	atomic_fetch_sub(&s->used, 1);     /* slot_claim counted it again */
-	if (!sl)
+	if (!sl) {
+		atomic_fetch_sub(&s->used, 1);
 		return NULL;
+	}
 	sl->kind = DTO_RECV;
 	sl->cookie = cookie;
 	sl->len = len;

@@ -20,13 +20,10 @@
 #include <dat/udat.h>
 
 #include "conf.h"
+#include "confpath.h"
 #include "log.h"
 #include "registry.h"
 
-#ifndef DAT_SYSCONF_PATH
-#define DAT_SYSCONF_PATH "/usr/local/etc/dat.conf"
-#endif
-#define DAT_ETC_PATH "/etc/dat.conf"
 
 /* A usable dat.conf line: udat, default. */
 struct sr_entry {
@@ -96,41 +93,6 @@ static int info_name_ok(const char *name)
 /* ------------------------------------------------------------------------
  * The static registry: dat.conf */
 
-FILE *dat_conf_locate(const char *override, const char *const *candidates,
-		      size_t ncandidates, const char **chosen, char *why,
-		      size_t whylen)
-{
-	FILE *f;
-	size_t i, used;
-
-	why[0] = '\0';
-	if (override) {
-		*chosen = override;
-		f = fopen(override, "r");
-		if (!f)
-			snprintf(why, whylen,
-				 "DAT_OVERRIDE=%s: cannot open: %s; no providers are registered",
-				 override, strerror(errno));
-		return f;
-	}
-	for (i = 0; i < ncandidates; i++) {
-		f = fopen(candidates[i], "r");
-		if (f) {
-			*chosen = candidates[i];
-			return f;
-		}
-	}
-	*chosen = NULL;
-	used = (size_t)snprintf(why, whylen, "no dat.conf found (looked for");
-	for (i = 0; i < ncandidates && used < whylen; i++)
-		used += (size_t)snprintf(why + used, whylen - used, " %s",
-					 candidates[i]);
-	if (used < whylen)
-		snprintf(why + used, whylen - used,
-			 "; set DAT_OVERRIDE to name one)");
-	return NULL;
-}
-
 static char *read_all(FILE *f, size_t *len)
 {
 	size_t cap = 4096, n = 0, got;
@@ -190,55 +152,76 @@ static void sr_add(const char *file, const struct dat_conf_entry *e)
 	sr_count++;
 }
 
-static void sr_load(void)
+/* Whether an earlier file (entries [0, before)) already gave this key
+ * (name, version, thread safety): the first file read wins.  Lines of one
+ * file with the same key stay: they are fallbacks, tried in order. */
+static const struct sr_entry *sr_find(const struct dat_conf_entry *e,
+				      size_t before)
 {
-	const char *candidates[2] = { DAT_SYSCONF_PATH, DAT_ETC_PATH };
-	size_t ncand = strcmp(DAT_SYSCONF_PATH, DAT_ETC_PATH) ? 2 : 1;
+	size_t i;
+
+	for (i = 0; i < before; i++) {
+		const DAT_PROVIDER_INFO *k = &sr_entries[i].info;
+
+		if (k->dapl_version_major == e->api_major &&
+		    k->dapl_version_minor == e->api_minor &&
+		    (k->is_thread_safe != 0) == (e->thread_safe != 0) &&
+		    !strcmp(k->ia_name, e->ia_name))
+			return &sr_entries[i];
+	}
+	return NULL;
+}
+
+/* Reads one dat.conf into the static registry.  Returns 0 when it was
+ * read, else an errno (ENOENT: there is no such file). */
+static int sr_read(const char *path)
+{
 	struct dat_conf_entry *entries = NULL;
+	struct sr_entry *bigger;
 	struct conf_report report;
-	const char *path;
-	size_t i, n = 0, len;
+	const struct sr_entry *seen;
+	size_t i, n = 0, len, before = sr_count;
 	char *text;
 	FILE *f;
+	int err;
 
-	f = dat_conf_locate(getenv("DAT_OVERRIDE"), candidates, ncand, &path,
-			    sr_problem, sizeof(sr_problem));
-	if (!f) {
-		/* An unreadable DAT_OVERRIDE is an error worth a line now;
-		 * a host with no dat.conf at all is told when it opens. */
-		if (getenv("DAT_OVERRIDE"))
-			dat_log(DAT_LOG_ERROR, "%s", sr_problem);
-		else
-			dat_log(DAT_LOG_SR, "%s", sr_problem);
-		return;
-	}
+	f = dat_conf_open(path, &err);
+	if (!f)
+		return err;
 	text = read_all(f, &len);
+	err = ferror(f) ? errno : 0;
 	fclose(f);
+	if (err) {
+		free(text);
+		return err;
+	}
 	report.file = path;
 	if (!text || dat_conf_parse(text, len, &entries, &n, report_bad_line,
 				    &report) != 0) {
-		snprintf(sr_problem, sizeof(sr_problem),
-			 "%s: out of memory reading it", path);
-		dat_log(DAT_LOG_ERROR, "%s", sr_problem);
 		free(text);
-		return;
+		return ENOMEM;
 	}
 	free(text);
 
-	sr_entries = calloc(n ? n : 1, sizeof(*sr_entries));
-	if (!sr_entries) {
-		snprintf(sr_problem, sizeof(sr_problem),
-			 "%s: out of memory reading it", path);
-		dat_log(DAT_LOG_ERROR, "%s", sr_problem);
+	bigger = realloc(sr_entries, (sr_count + n + 1) * sizeof(*sr_entries));
+	if (!bigger) {
 		dat_conf_free(entries, n);
-		return;
+		return ENOMEM;
 	}
+	sr_entries = bigger;
 	for (i = 0; i < n; i++) {
 		if (entries[i].api_type != 'u' || !entries[i].is_default) {
 			dat_log(DAT_LOG_SR, "%s:%u: %s is %s; not used", path,
 				entries[i].line, entries[i].ia_name,
 				entries[i].api_type != 'u' ? "a kernel (k) entry"
 							   : "nondefault");
+			continue;
+		}
+		seen = sr_find(&entries[i], before);
+		if (seen) {
+			dat_log(DAT_LOG_SR, "%s:%u: %s is already defined at "
+				"%s:%u; not used", path, entries[i].line,
+				entries[i].ia_name, seen->conf_file, seen->line);
 			continue;
 		}
 		sr_add(path, &entries[i]);
@@ -249,6 +232,52 @@ static void sr_load(void)
 			entries[i].lib_path);
 	}
 	dat_conf_free(entries, n);
+	return 0;
+}
+
+/* DAT_OVERRIDE alone, or libdat's own file and then /etc/dat.conf
+ * (confpath.h).  What went wrong is kept in sr_problem for dat_ia_open's
+ * message. */
+static void sr_load(void)
+{
+	struct dat_conf_source src[DAT_CONF_MAX_SOURCES];
+	size_t i, n, read = 0, used = 0;
+	int err;
+
+	n = dat_conf_sources(src, DAT_CONF_MAX_SOURCES);
+	for (i = 0; i < n; i++) {
+		err = sr_read(src[i].path);
+		if (!err) {
+			read++;
+			continue;
+		}
+		if (getenv("DAT_OVERRIDE")) {
+			/* the user asked for this file: say so now, and
+			 * never fall back to another */
+			snprintf(sr_problem, sizeof(sr_problem),
+				 "DAT_OVERRIDE=%s: cannot open: %s; no "
+				 "providers are registered", src[i].path,
+				 strerror(err));
+			dat_log(DAT_LOG_ERROR, "%s", sr_problem);
+			return;
+		}
+		if (err != ENOENT)
+			dat_log(DAT_LOG_ERROR, "%s: cannot read it: %s; skipped",
+				src[i].path, strerror(err));
+	}
+	if (read)
+		return;
+	used = (size_t)snprintf(sr_problem, sizeof(sr_problem),
+				"no dat.conf found (looked for");
+	for (i = 0; i < n && used < sizeof(sr_problem); i++)
+		used += (size_t)snprintf(sr_problem + used,
+					 sizeof(sr_problem) - used, " %s",
+					 src[i].path);
+	if (used < sizeof(sr_problem))
+		snprintf(sr_problem + used, sizeof(sr_problem) - used,
+			 "; set DAT_OVERRIDE to name one)");
+	/* a host with no dat.conf at all is told when it opens */
+	dat_log(DAT_LOG_SR, "%s", sr_problem);
 }
 
 static void sr_ensure_loaded(void)

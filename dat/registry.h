@@ -32,13 +32,4 @@ DAT_HANDLE dat_ia_to_consumer(DAT_HANDLE h);
  * dispatching call makes before it jumps through an object's first word. */
 int dat_provider_is_known(const DAT_PROVIDER *p);
 
-/* Which dat.conf to read: DAT_OVERRIDE if set, used even when it cannot be
- * opened (then nothing is read: the user asked for that file and must be
- * told, not silently given another); else the first candidate that exists.
- * Returns the open file, or NULL with a reason in why.  *chosen is the path
- * opened (or the override that failed). */
-FILE *dat_conf_locate(const char *override, const char *const *candidates,
-		      size_t ncandidates, const char **chosen, char *why,
-		      size_t whylen);
-
 #endif

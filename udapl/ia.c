@@ -36,6 +36,32 @@ static void ia_release(struct dapl_ia *ia)
 	dapl_handle_free(ia);
 }
 
+/* What a transport's dev_open failure means to the consumer (dat_ia_open(3)):
+ * the device or address the entry names is not on this host: the entry is
+ * unavailable here, DAT_PROVIDER_NOT_FOUND with DAT_RESOURCE_DEVICE (a
+ * consumer that walks the providers skips it, as it skips unknown names);
+ * ia_params it cannot parse: DAT_INVALID_PARAMETER naming the IA name;
+ * out of memory or descriptors: DAT_INSUFFICIENT_RESOURCES. */
+static DAT_RETURN dev_open_error(int err)
+{
+	switch (err) {
+	case -ENODEV:
+	case -ENXIO:
+	case -ENOENT:
+	case -EADDRNOTAVAIL:
+	case -EAFNOSUPPORT:
+		return DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_RESOURCE_DEVICE);
+	case -EINVAL:
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+	case -ENOMEM:
+	case -EMFILE:
+	case -ENFILE:
+		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+	default:
+		return DAT_ERROR(DAT_INTERNAL_ERROR, 0);
+	}
+}
+
 DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 			DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia_out)
 {
@@ -80,13 +106,7 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 			 why[0] ? why : strerror(-err));
 		ia->dev = NULL;
 		ia_release(ia);
-		/* out of memory or descriptors is a resource shortage; any
-		 * other failure (bad ia_params, no device) is what the log
-		 * line says */
-		if (err == -ENOMEM || err == -EMFILE || err == -ENFILE)
-			return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
-					 DAT_RESOURCE_MEMORY);
-		return DAT_ERROR(DAT_INTERNAL_ERROR, 0);
+		return dev_open_error(err);
 	}
 	err = ia->ops->dev_query(ia->dev, &ia->dev_attr);
 	if (err) {

@@ -117,6 +117,62 @@ static void setup(void)
 
 /* ---- IA ----------------------------------------------------------------- */
 
+/* The library of the IA under test, from its DAT_TEST_CONF line. */
+static void ia_lib(char *lib, size_t len)
+{
+	char line[1024], name[256], path[768];
+	FILE *f = fopen(getenv("DAT_TEST_CONF"), "r");
+
+	ck_assert_ptr_nonnull(f);
+	lib[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%255s %*s %*s %*s %767s", name, path) == 2 &&
+		    !strcmp(name, hx_ia_name()))
+			snprintf(lib, len, "%s", path);
+	fclose(f);
+	ck_assert_msg(lib[0], "no %s line in DAT_TEST_CONF", hx_ia_name());
+}
+
+/* An entry whose device or address is not on this host is "not found
+ * here" with DAT_RESOURCE_DEVICE, not an internal error; ia_params the
+ * transport cannot parse are DAT_INVALID_PARAMETER (dat_ia_open(3)). */
+START_TEST(ia_open_without_device_is_not_found)
+{
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	char lib[768], conf[4200], dir[] = "/tmp/dat-nodev.XXXXXX";
+	int verbs = strstr(hx_ia_name(), "verbs") || strstr(hx_ia_name(), "cma");
+	DAT_IA_HANDLE ia;
+	FILE *f;
+
+	ia_lib(lib, sizeof(lib));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/dat.conf", dir);
+	f = fopen(conf, "w");
+	ck_assert_ptr_nonnull(f);
+	/* a netdev that does not exist; an address of no interface here
+	 * (TEST-NET-1, only ever a string: nothing is sent to it); words
+	 * the transport cannot parse */
+	fprintf(f, "nodev u1.2 nonthreadsafe default %s dapl.1.2 \"%s\" \"\"\n",
+		lib, verbs ? "datnosuchdev0 0" : "tcp datnosuchdev0");
+	fprintf(f, "noaddr u1.2 nonthreadsafe default %s dapl.1.2 \"%s\" \"\"\n",
+		lib, verbs ? "192.0.2.1 0" : "tcp 192.0.2.1");
+	fprintf(f, "garbled u1.2 nonthreadsafe default %s dapl.1.2 \"%s\" \"\"\n",
+		lib, verbs ? "one two three" : "tcp");
+	fclose(f);
+	ck_assert_int_eq(setenv("DAT_OVERRIDE", conf, 1), 0);
+	setenv("DAT_DBG_TYPE", "0", 1);	/* the reasons are not under test */
+
+	ck_assert_uint_eq(dat_ia_open("nodev", 8, &async, &ia),
+			  DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_RESOURCE_DEVICE));
+	ck_assert_uint_eq(dat_ia_open("noaddr", 8, &async, &ia),
+			  DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_RESOURCE_DEVICE));
+	ck_assert_uint_eq(dat_ia_open("garbled", 8, &async, &ia),
+			  DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1));
+	unlink(conf);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(ia_open_query_close)
 {
 	DAT_IA_ATTR ia;
@@ -1895,6 +1951,11 @@ static Suite *objects_suite(void)
 	tc = tcase_create("unreachable");
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, unreachable_without_route);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ia-open");
+	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
+	tcase_add_test(tc, ia_open_without_device_is_not_found);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ia");

@@ -17,7 +17,7 @@ size_t dat_conf_sources_from(const char *override, const char *const *defaults,
 	if (override) {
 		if (max) {
 			out[0].path = override;
-			out[0].why = "DAT_OVERRIDE is set (no other file is read)";
+			out[0].why = "DAT_OVERRIDE is set; no other file is read";
 			n = 1;
 		}
 		return n;

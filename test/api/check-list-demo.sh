@@ -13,7 +13,7 @@ broken-2   u1.two nonthreadsafe default libx.so dapl.1.2 "" ""
 good-three u1.2 nonthreadsafe default "/opt/dat lib/libgood3.so" dapl.1.2 "tcp 127.0.0.1" ""
 broken-3   u1.2 nonthreadsafe default libx.so dapl.1.2 "" "" extra
 CONF
-DAT_OVERRIDE="$dir/dat.conf" ./test/tools/datinfo --list-only > "$dir/out" 2> "$dir/err"
+DAT_OVERRIDE="$dir/dat.conf" ./tools/datinfo --list-only > "$dir/out" 2> "$dir/err"
 cat "$dir/out" "$dir/err"
 fail=0
 for name in good-one good-two good-three; do

@@ -1,0 +1,463 @@
+/* datinfo: the dat.conf files libdat reads and why, every entry in them,
+ * whether each opens on this host (and why not), and the attributes of the
+ * ones that do.  The DAT counterpart of fi_info and ibv_devinfo; see
+ * datinfo(1).
+ *
+ * It reads the files with libdat's own parser and search order
+ * (dat/confpath.c), so it can show what the registry leaves out (kernel,
+ * nondefault, other-version and shadowed lines), and opens entries only
+ * through the public API. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <dat/udat.h>
+
+#include "conf.h"
+#include "confpath.h"
+#include "datinfo.h"
+
+struct entry {
+	struct dat_conf_entry e;
+	const char *file;
+	char skip[512];		/* why it is not opened, or "" */
+};
+
+static struct entry *entries;
+static size_t nentries;
+static int verbose, brief;
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: datinfo [-v] [-b] [-p NAME]   list dat.conf entries, open each\n"
+		"       datinfo --conf                print dat.conf lines for this host\n"
+		"       datinfo --list-only           list the registered entries only\n"
+		"  -v, --verbose   every IA and provider attribute\n"
+		"  -b, --brief     one line per entry: NAME<TAB>STATUS<TAB>DETAIL\n"
+		"  -p, --provider NAME   only the entries named NAME\n");
+}
+
+static void note_bad_line(void *arg, unsigned line, const char *field,
+			  const char *reason)
+{
+	const char *file = arg;
+
+	if (!brief)
+		printf("  %s:%u: %s%s: %s; line skipped\n", file, line,
+		       strcmp(field, "end of line") ? "bad " : "", field, reason);
+}
+
+static int same_key(const struct dat_conf_entry *a, const struct dat_conf_entry *b)
+{
+	return a->api_major == b->api_major && a->api_minor == b->api_minor &&
+	       !a->thread_safe == !b->thread_safe && !strcmp(a->ia_name, b->ia_name);
+}
+
+/* Why libdat does not open this line for a DAT 1.2 consumer, or NULL. */
+static void classify(struct entry *x, size_t first_of_file)
+{
+	size_t i;
+
+	if (x->e.api_type != 'u') {
+		snprintf(x->skip, sizeof(x->skip), "a kernel (kdat) entry; "
+			 "user programs never open it");
+		return;
+	}
+	if (!x->e.is_default) {
+		snprintf(x->skip, sizeof(x->skip), "nondefault; libdat "
+			 "registers default entries only");
+		return;
+	}
+	if (x->e.api_major != 1 || x->e.api_minor != 2) {
+		snprintf(x->skip, sizeof(x->skip),
+			 "u%u.%u: for another DAT library (e.g. libdapl2 for "
+			 "u2.0), never opened by libdat's DAT 1.2",
+			 x->e.api_major, x->e.api_minor);
+		return;
+	}
+	for (i = 0; i < nentries; i++) {
+		struct entry *y = &entries[i];
+
+		if (y == x || y->skip[0] || !same_key(&y->e, &x->e))
+			continue;
+		if (i < first_of_file) {
+			snprintf(x->skip, sizeof(x->skip),
+				 "shadowed by %s:%u (the first file's entry "
+				 "is used)", y->file, y->e.line);
+			} else {
+			snprintf(x->skip, sizeof(x->skip),
+				 "alternative to line %u, tried when that "
+				 "library fails to load", y->e.line);
+			}
+		return;
+	}
+}
+
+/* Reads every file libdat would read.  Returns -1 when the listing
+ * cannot be made (an unreadable DAT_OVERRIDE). */
+static int read_files(void)
+{
+	struct dat_conf_source src[DAT_CONF_MAX_SOURCES];
+	size_t n = dat_conf_sources(src, DAT_CONF_MAX_SOURCES), i, j, k;
+
+	if (!brief)
+		printf("dat.conf files, in the order libdat reads them:\n");
+	for (i = 0; i < n; i++) {
+		struct dat_conf_entry *got = NULL;
+		struct entry *bigger;
+		size_t ngot = 0, len = 0, cap = 0, first = nentries;
+		char *text = NULL, *t;
+		int err;
+		FILE *f = dat_conf_open(src[i].path, &err);
+
+		if (!f) {
+			if (getenv("DAT_OVERRIDE")) {
+				fprintf(stderr, "datinfo: DAT_OVERRIDE=%s: cannot "
+					"open: %s\n", src[i].path, strerror(err));
+				return -1;
+			}
+			if (!brief)
+				printf("  %s (%s): %s\n", src[i].path, src[i].why,
+				       err == ENOENT ? "not there"
+						     : strerror(err));
+			continue;
+		}
+		for (;;) {
+			if (len == cap) {
+				cap = cap ? cap * 2 : 8192;
+				t = realloc(text, cap);
+				if (!t)
+					break;
+				text = t;
+			}
+			j = fread(text + len, 1, cap - len, f);
+			if (!j)
+				break;
+			len += j;
+		}
+		fclose(f);
+		if (!brief)
+			printf("  %s (%s): read\n", src[i].path, src[i].why);
+		if (!text || dat_conf_parse(text, len, &got, &ngot, note_bad_line,
+					    (void *)src[i].path) != 0) {
+			fprintf(stderr, "datinfo: out of memory\n");
+			exit(1);
+		}
+		free(text);
+		bigger = realloc(entries, (nentries + ngot + 1) * sizeof(*entries));
+		if (!bigger) {
+			fprintf(stderr, "datinfo: out of memory\n");
+			exit(1);
+		}
+		entries = bigger;
+		for (k = 0; k < ngot; k++) {
+			struct entry *x = &entries[nentries];
+
+			memset(x, 0, sizeof(*x));
+			x->e = got[k];	/* takes over the strings */
+			x->file = src[i].path;
+			nentries++;
+			classify(x, first);
+		}
+		free(got);	/* the strings now belong to entries[] */
+	}
+	return 0;
+}
+
+static const char *addr_text(DAT_IA_ADDRESS_PTR a, char *buf, size_t len)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)a;
+
+	if (!sa)
+		return "(none)";
+	if (sa->sa_family == AF_INET)
+		return inet_ntop(AF_INET,
+				 &((const struct sockaddr_in *)a)->sin_addr,
+				 buf, (socklen_t)len);
+	if (sa->sa_family == AF_INET6)
+		return inet_ntop(AF_INET6,
+				 &((const struct sockaddr_in6 *)a)->sin6_addr,
+				 buf, (socklen_t)len);
+	snprintf(buf, len, "(address family %d)", sa->sa_family);
+	return buf;
+}
+
+static void print_named(const char *what, DAT_COUNT n, const DAT_NAMED_ATTR *a)
+{
+	DAT_COUNT i;
+
+	printf("    %-36s %d\n", what, (int)n);
+	for (i = 0; a && i < n; i++)
+		printf("      %s = %s\n", a[i].name ? a[i].name : "(null)",
+		       a[i].value ? a[i].value : "(null)");
+}
+
+#define U(f) printf("    %-36s %llu\n", #f, (unsigned long long)ia->f)
+#define I(f) printf("    %-36s %d\n", #f, (int)ia->f)
+#define B(f) printf("    %-36s %s\n", #f, ia->f ? "true" : "false")
+#define PU(f) printf("    %-36s %llu\n", #f, (unsigned long long)pa->f)
+#define PI(f) printf("    %-36s %d\n", #f, (int)pa->f)
+#define PB(f) printf("    %-36s %s\n", #f, pa->f ? "true" : "false")
+#define PX(f) printf("    %-36s 0x%llx\n", #f, (unsigned long long)pa->f)
+
+static void print_all(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
+{
+	char buf[INET6_ADDRSTRLEN + 32];
+	int i, j;
+
+	printf("    DAT_IA_ATTR:\n");
+	printf("    %-36s %s\n", "adapter_name", ia->adapter_name);
+	printf("    %-36s %s\n", "vendor_name", ia->vendor_name);
+	U(hardware_version_major); U(hardware_version_minor);
+	U(firmware_version_major); U(firmware_version_minor);
+	printf("    %-36s %s\n", "ia_address_ptr",
+	       addr_text(ia->ia_address_ptr, buf, sizeof(buf)));
+	I(max_eps); I(max_dto_per_ep); I(max_rdma_read_per_ep_in);
+	I(max_rdma_read_per_ep_out); I(max_evds); I(max_evd_qlen);
+	I(max_iov_segments_per_dto); I(max_lmrs); U(max_lmr_block_size);
+	U(max_lmr_virtual_address); I(max_pzs); U(max_message_size);
+	U(max_rdma_size); I(max_rmrs); U(max_rmr_target_address);
+	I(max_srqs); I(max_ep_per_srq); I(max_recv_per_srq);
+	I(max_iov_segments_per_rdma_read); I(max_iov_segments_per_rdma_write);
+	I(max_rdma_read_in); I(max_rdma_read_out);
+	B(max_rdma_read_per_ep_in_guaranteed);
+	B(max_rdma_read_per_ep_out_guaranteed);
+	print_named("num_transport_attr", ia->num_transport_attr,
+		    ia->transport_attr);
+	print_named("num_vendor_attr", ia->num_vendor_attr, ia->vendor_attr);
+	printf("    DAT_PROVIDER_ATTR:\n");
+	printf("    %-36s %s\n", "provider_name", pa->provider_name);
+	PU(provider_version_major); PU(provider_version_minor);
+	PU(dapl_version_major); PU(dapl_version_minor);
+	PX(lmr_mem_types_supported); PI(iov_ownership_on_return);
+	PX(dat_qos_supported); PX(completion_flags_supported);
+	PB(is_thread_safe); PI(max_private_data_size); PB(supports_multipath);
+	PI(ep_creator); PI(pz_support); PU(optimal_buffer_alignment);
+	printf("    %-36s", "evd_stream_merging_supported");
+	for (i = 0; i < 6; i++) {
+		printf(" ");
+		for (j = 0; j < 6; j++)
+			printf("%d", pa->evd_stream_merging_supported[i][j] ? 1 : 0);
+	}
+	printf("\n");
+	PB(srq_supported); PI(srq_watermarks_supported);
+	PB(srq_ep_pz_difference_supported); PI(srq_info_supported);
+	PI(ep_recv_info_supported); PB(lmr_sync_req);
+	PB(dto_async_return_guaranteed); PB(rdma_write_for_rdma_read_req);
+	print_named("num_provider_specific_attr", pa->num_provider_specific_attr,
+		    pa->provider_specific_attr);
+}
+
+static void print_summary(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
+{
+	char buf[INET6_ADDRSTRLEN + 32];
+
+	printf("    transport %s, address %s, provider %s %u.%u, %s\n",
+	       ia->adapter_name, addr_text(ia->ia_address_ptr, buf, sizeof(buf)),
+	       pa->provider_name, (unsigned)pa->provider_version_major,
+	       (unsigned)pa->provider_version_minor,
+	       pa->is_thread_safe ? "thread safe" : "not thread safe");
+	printf("    max EPs %d, max EVD size %d, max message %llu bytes, "
+	       "max RDMA %llu bytes\n", (int)ia->max_eps, (int)ia->max_evd_qlen,
+	       (unsigned long long)ia->max_message_size,
+	       (unsigned long long)ia->max_rdma_size);
+	printf("    RDMA Reads per EP: in (IRD) %d, out (ORD) %d; private data "
+	       "%d bytes per message\n", (int)ia->max_rdma_read_per_ep_in,
+	       (int)ia->max_rdma_read_per_ep_out, (int)pa->max_private_data_size);
+	printf("    memory windows (RMRs): %d; SRQ: %s", (int)ia->max_rmrs,
+	       pa->srq_supported ? "yes" : "no");
+	if (pa->srq_supported)
+		printf(" (max %d, %d receives each)", (int)ia->max_srqs,
+		       (int)ia->max_recv_per_srq);
+	printf("\n");
+}
+
+/* Opens x through the public API; libdat's sentence on stderr is caught
+ * into why. */
+static DAT_RETURN try_open(const struct entry *x, DAT_IA_HANDLE *ia,
+			   char *why, size_t whylen)
+{
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	FILE *catch = tmpfile();
+	int saved = -1;
+	DAT_RETURN rc;
+	size_t n = 0;
+	char *nl;
+
+	why[0] = '\0';
+	fflush(stderr);
+	if (catch) {
+		saved = dup(2);
+		if (saved >= 0)
+			dup2(fileno(catch), 2);
+	}
+	rc = dat_ia_openv((DAT_NAME_PTR)x->e.ia_name, 8, &async, ia,
+			  x->e.api_major, x->e.api_minor,
+			  x->e.thread_safe ? DAT_TRUE : DAT_FALSE);
+	fflush(stderr);
+	if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+	}
+	if (catch) {
+		rewind(catch);
+		n = fread(why, 1, whylen - 1, catch);
+		why[n] = '\0';
+		fclose(catch);
+	}
+	/* the last line is the reason; drop the "libdat: NAME: " prefix */
+	while (why[0] && why[strlen(why) - 1] == '\n')
+		why[strlen(why) - 1] = '\0';
+	nl = strrchr(why, '\n');
+	if (nl)
+		memmove(why, nl + 1, strlen(nl + 1) + 1);
+	if (!strncmp(why, "libdat: ", 8))
+		memmove(why, why + 8, strlen(why + 8) + 1);
+	return rc;
+}
+
+static void show(const struct entry *x)
+{
+	DAT_PROVIDER_ATTR pa;
+	DAT_IA_ATTR ia;
+	DAT_EVD_HANDLE async;
+	const char *major, *minor;
+	DAT_IA_HANDLE h;
+	char why[1024];
+	DAT_RETURN rc;
+
+	if (!brief)
+		printf("\n%s %c%u.%u %s %s (%s:%u)\n    library %s, ia_params \"%s\"\n",
+		       x->e.ia_name, x->e.api_type, x->e.api_major, x->e.api_minor,
+		       x->e.thread_safe ? "threadsafe" : "nonthreadsafe",
+		       x->e.is_default ? "default" : "nondefault", x->file,
+		       x->e.line, x->e.lib_path, x->e.ia_params);
+	if (x->skip[0]) {
+		if (brief)
+			printf("%s\tnot-opened\t%s\n", x->e.ia_name, x->skip);
+		else
+			printf("    not opened: %s\n", x->skip);
+		return;
+	}
+	rc = try_open(x, &h, why, sizeof(why));
+	if (rc != DAT_SUCCESS) {
+		dat_strerror(rc, &major, &minor);
+		if (brief)
+			printf("%s\tunavailable\t%s %s%s%s\n", x->e.ia_name, major,
+			       minor, why[0] ? ": " : "", why);
+		else
+			printf("    unavailable here: %s %s\n%s%s%s", major, minor,
+			       why[0] ? "    " : "", why, why[0] ? "\n" : "");
+		return;
+	}
+	memset(&ia, 0, sizeof(ia));
+	memset(&pa, 0, sizeof(pa));
+	rc = dat_ia_query(h, &async, DAT_IA_ALL, &ia, DAT_PROVIDER_FIELD_ALL, &pa);
+	if (rc != DAT_SUCCESS) {
+		dat_strerror(rc, &major, &minor);
+		printf(brief ? "%s\tunavailable\tdat_ia_query: %s %s\n"
+			     : "    opened, but dat_ia_query failed: %s%s %s\n",
+		       brief ? x->e.ia_name : "", major, minor);
+	} else if (brief) {
+		printf("%s\tavailable\t%s\n", x->e.ia_name, ia.adapter_name);
+	} else {
+		printf("    available\n");
+		if (verbose)
+			print_all(&ia, &pa);
+		else
+			print_summary(&ia, &pa);
+	}
+	dat_ia_close(h, DAT_CLOSE_ABRUPT_FLAG);
+}
+
+/* The old test helper's listing: the registered keys, one per line. */
+static int list_only(void)
+{
+	DAT_PROVIDER_INFO *infos, **list;
+	DAT_COUNT n = 0, i;
+
+	dat_registry_list_providers(0, &n, NULL);	/* counts */
+	infos = calloc((size_t)n + 1, sizeof(*infos));
+	list = calloc((size_t)n + 1, sizeof(*list));
+	if (!infos || !list)
+		return 1;
+	for (i = 0; i < n; i++)
+		list[i] = &infos[i];
+	if (n && dat_registry_list_providers(n, &n, list) != DAT_SUCCESS)
+		return 1;
+	printf("%d provider%s:\n", (int)n, n == 1 ? "" : "s");
+	for (i = 0; i < n; i++)
+		printf("  %-16s u%u.%u %s\n", infos[i].ia_name,
+		       infos[i].dapl_version_major, infos[i].dapl_version_minor,
+		       infos[i].is_thread_safe ? "threadsafe" : "nonthreadsafe");
+	free(infos);
+	free(list);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "brief", no_argument, NULL, 'b' },
+		{ "provider", required_argument, NULL, 'p' },
+		{ "conf", no_argument, NULL, 'c' },
+		{ "list-only", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *only = NULL;
+	int c, conf = 0, listonly = 0, found = 0;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "vbp:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': verbose = 1; break;
+		case 'b': brief = 1; break;
+		case 'p': only = optarg; break;
+		case 'c': conf = 1; break;
+		case 'l': listonly = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (conf)
+		return datinfo_conf();
+	if (listonly)
+		return list_only();
+	if (read_files() != 0)
+		return 1;
+	for (i = 0; i < nentries; i++) {
+		if (only && strcmp(entries[i].e.ia_name, only))
+			continue;
+		found++;
+		show(&entries[i]);
+	}
+	if (!brief && !only)
+		printf("\n%zu entr%s\n", nentries, nentries == 1 ? "y" : "ies");
+	for (i = 0; i < nentries; i++) {
+		free(entries[i].e.lib_path);
+		free(entries[i].e.provider_id);
+		free(entries[i].e.ia_params);
+		free(entries[i].e.platform_params);
+	}
+	free(entries);
+	if (only && !found) {
+		fprintf(stderr, "datinfo: no dat.conf entry is named %s\n", only);
+		return 1;
+	}
+	return 0;
+}

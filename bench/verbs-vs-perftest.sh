@@ -1,9 +1,9 @@
 #!/bin/sh
 # verbs-vs-perftest.sh: DAT over the verbs provider next to perftest on the
-# same RDMA device, in one run.  Meant for an rxe-vm guest, run from the
+# same RDMA device, in one run.  Meant for the project guest (test/vm/datvm), run from the
 # top build directory:
 #
-#	rxe-vm -- sh ../bench/verbs-vs-perftest.sh      (or: make check-verbs
+#	../test/vm/datvm -- sh ../bench/verbs-vs-perftest.sh      (or: make check-verbs
 #	                                                 CHECK_VERBS_BENCH=1)
 #
 # Prints RDMA Write ping-pong latency (half round trip, 8 B: dat_bench -D
@@ -13,12 +13,12 @@
 # only, and only within one run.  A benchmark, not a test: it fails only
 # when a program cannot run.
 set -u
-dev=${RXE_VM_IBDEV:-rxe0}
+dev=${DATVM_RXE_IBDEV:-rxe0}
 ia=${BENCH_IA:-OpenIB-cma}
 iters=${BENCH_ITERS:-2000}
 DAT_OVERRIDE=${DAT_OVERRIDE:-$(pwd)/dat.conf}
 export DAT_OVERRIDE
-ip=${RXE_VM_IP:-10.77.0.1}
+ip=${DATVM_RXE_IP:-10.77.0.1}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vvp.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,44 +1,42 @@
 #!/bin/sh
-# check-verbs.sh: the verbs provider on a real RDMA device.
+# check-verbs.sh: the verbs provider on real RDMA devices.
 #
-# Run from the top build directory (make check-verbs).  Boots one rxe-vm
-# guest (Soft-RoCE rxe0 on netdev rxenet0, 10.77.0.1; the build directory
-# is shared read-write) and runs in it the verbs transport test and the
-# API suites against the build tree's verbs-rxe IA.  Logs go to
-# test/check-verbs/*.log.
+# Run from the top build directory (make check-verbs).  Boots one guest of
+# the project's runner (test/vm/datvm; the build directory is shared
+# read-write) with Soft-RoCE rxe0 (netdev datrxe0, 10.77.0.1) and
+# soft-iWARP siw0 (netdev datsiw0, 10.77.1.1), writes the guest's
+# dat.conf (test/check-verbs/dat.conf) and runs, on each device, the verbs
+# transport test, the API suites and dapltest's regression over an
+# OpenFabrics-style line naming our library.  Logs: test/check-verbs/.
 #
 # Exit status: 0 all passed, 1 a test failed (or the guest timed out), 77
-# no guest could be started here (no rxe-vm, no QEMU, setup failed): that
-# is a skip, not a pass.
+# no guest could be started here (that is a skip, not a pass; it leaves
+# test/check-verbs/.skipped).
 #
-# Environment: RXE_VM_TOOL (the rxe-vm script; default: rxe-vm on PATH,
-# then ../shared/tools/rxe-vm/rxe-vm beside the checkout), CHECK_VERBS_TIMEOUT
-# (seconds for the whole guest run, default 900), CHECK_VERBS_TESTS (the programs to
-# run, default below).
+# Environment: CHECK_VERBS_DEVICES ("rxe", the default; "rxe siw" adds
+# soft-iWARP, where the provider does not pass yet), CHECK_VERBS_TIMEOUT
+# (seconds for the whole guest run, default 1500), CHECK_VERBS_TESTS (the
+# programs to run), CHECK_VERBS_DT_ITERS (dapltest iterations, 100),
+# CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe).
 set -u
 
 tests_default="test/unit/test_verbs_transport test/api/test_conn
 	test/api/test_objects test/api/test_dto test/api/test_mem"
+devices=${CHECK_VERBS_DEVICES:-rxe}
 
-in_guest() {
-	top=$(pwd)
-	srcdir=$(cd "$(dirname "$0")/.." && pwd)
-	logs=$top/test/check-verbs
+# One device's runs.  $1: rxe or siw.
+run_device() {
+	dev=$1
+	case $dev in
+	rxe) ibdev=${DATVM_RXE_IBDEV:-rxe0} netdev=${DATVM_RXE_NETDEV:-datrxe0}
+	     ip=${DATVM_RXE_IP:-10.77.0.1} ia=verbs-rxe cma=OpenIB-cma ;;
+	siw) ibdev=${DATVM_SIW_IBDEV:-siw0} netdev=${DATVM_SIW_NETDEV:-datsiw0}
+	     ip=${DATVM_SIW_IP:-10.77.1.1} ia=verbs-siw cma=OpenIB-iwarp ;;
+	esac
+	logs=$top/test/check-verbs/$dev
 	mkdir -p "$logs"
-	# netdevs for dev_open's failures: one without any address (down, so
-	# not even an IPv6 link-local one), one with an address but no RDMA
-	# device
-	ip link add dat-noip0 type dummy 2>/dev/null
-	ip link add dat-nordma0 type dummy 2>/dev/null &&
-		ip addr add 10.77.9.1/24 dev dat-nordma0 &&
-		ip link set dat-nordma0 up
-	export VERBS_TEST_NOIP_NETDEV=dat-noip0
-	export VERBS_TEST_NORDMA_NETDEV=dat-nordma0 VERBS_TEST_NORDMA_PEER=10.77.9.5
-	export DAT_TEST_CONF="$top/dat.conf" DAT_TEST_IA=verbs-rxe
-	export DAT_TEST_ADDR="${RXE_VM_IP:-10.77.0.1}"
-	export DAT_TEST_TMPDIR="$top/test"
-	export DAT_TEST_PROVIDER="$top/test/api/.libs/libdattest.so"
-	export CK_DEFAULT_TIMEOUT=120
+	export VERBS_TEST_IP="$ip" VERBS_TEST_NETDEV="$netdev"
+	export DAT_TEST_IA=$ia DAT_TEST_ADDR=$ip
 	fail=0 n=0
 	for t in ${CHECK_VERBS_TESTS:-$tests_default}; do
 		name=$(basename "$t")
@@ -54,33 +52,60 @@ in_guest() {
 		rc=$?
 		secs=$(($(date +%s) - start))
 		case $rc in
-		0) echo "PASS: $t (${secs}s)" ;;
-		77) echo "SKIP: $t (see $log)" ;;
-		*) echo "FAIL: $t (exit $rc, ${secs}s; $log):"
+		0) echo "PASS: $t on $ibdev (${secs}s)" ;;
+		77) echo "SKIP: $t on $ibdev (see $log)" ;;
+		*) echo "FAIL: $t on $ibdev (exit $rc, ${secs}s; $log):"
 		   grep -E ':[EF]:|FAIL|Assertion|error' "$log" | head -40
 		   fail=1 ;;
 		esac
 	done
-	# dapltest's regression over an OpenFabrics-style "OpenIB-cma" line
-	# that names our library (fewer iterations: the guest is slow)
+	# dapltest's regression over an OpenFabrics-style line that names our
+	# library (fewer iterations: the guest is slow)
 	n=$((n + 1))
 	start=$(date +%s)
-	if DAT_TEST_IA=OpenIB-cma DAPLTEST_ITERS=${CHECK_VERBS_DT_ITERS:-100} \
+	if DAT_TEST_IA=$cma DAPLTEST_ITERS=${CHECK_VERBS_DT_ITERS:-100} \
 	   DT_REGRESS_TIMEOUT=900 builddir=. \
 	   timeout 1000 sh "$srcdir/test/dapltest/check-regress.sh" \
 	   > "$logs/dapltest-regress.log" 2>&1; then
-		echo "PASS: dapltest regress.sh over OpenIB-cma ($(($(date +%s) - start))s)"
+		echo "PASS: dapltest regress.sh over $cma on $ibdev ($(($(date +%s) - start))s)"
 		grep -E '^(regress.sh:|Dapltest: Server Exiting)' "$logs/dapltest-regress.log"
 	else
-		echo "FAIL: dapltest regress.sh over OpenIB-cma ($logs/dapltest-regress.log):"
+		echo "FAIL: dapltest regress.sh over $cma on $ibdev ($logs/dapltest-regress.log):"
 		tail -40 "$logs/dapltest-regress.log"
 		fail=1
 	fi
-	if [ -n "${CHECK_VERBS_BENCH:-}" ]; then
+	if [ "$dev" = rxe ] && [ -n "${CHECK_VERBS_BENCH:-}" ]; then
 		sh "$srcdir/bench/verbs-vs-perftest.sh" || fail=1
 	fi
-	[ $fail -eq 0 ] && echo "check-verbs: all $n runs passed on ${RXE_VM_IBDEV:-the RDMA device}"
+	if [ $fail -eq 0 ]; then
+		echo "check-verbs: all $n runs passed on $ibdev"
+	else
+		echo "check-verbs: FAILED on $ibdev"
+	fi
 	return $fail
+}
+
+in_guest() {
+	top=$(pwd)
+	srcdir=$(cd "$(dirname "$0")/.." && pwd)
+	# netdevs for dev_open's failures: one without any address (down, so
+	# not even an IPv6 link-local one), one with an address but no RDMA
+	# device
+	ip link add dat-noip0 type dummy 2>/dev/null
+	ip link add dat-nordma0 type dummy 2>/dev/null &&
+		ip addr add 10.77.9.1/24 dev dat-nordma0 &&
+		ip link set dat-nordma0 up
+	export VERBS_TEST_NOIP_NETDEV=dat-noip0
+	export VERBS_TEST_NORDMA_NETDEV=dat-nordma0 VERBS_TEST_NORDMA_PEER=10.77.9.5
+	export DAT_TEST_CONF="$top/test/check-verbs/dat.conf"
+	export DAT_TEST_TMPDIR="$top/test"
+	export DAT_TEST_PROVIDER="$top/test/api/.libs/libdattest.so"
+	export CK_DEFAULT_TIMEOUT=120
+	status=0
+	for d in $devices; do
+		run_device "$d" || status=1
+	done
+	return $status
 }
 
 if [ "${1:-}" = --in-guest ]; then
@@ -97,31 +122,35 @@ skip() {
 	exit 77
 }
 
-tool=${RXE_VM_TOOL:-}
-if [ -z "$tool" ]; then
-	# the project's shared folder sits beside the checkout
-	srctop=$(cd "$(dirname "$0")/.." && pwd)
-	tool=$(command -v rxe-vm 2>/dev/null)
-	[ -z "$tool" ] && [ -x "$srctop/../shared/tools/rxe-vm/rxe-vm" ] &&
-		tool=$srctop/../shared/tools/rxe-vm/rxe-vm
-fi
-if [ -z "$tool" ] || [ ! -x "$tool" ]; then
-	skip "check-verbs needs rxe-vm (set RXE_VM_TOOL) to boot a guest with Soft-RoCE"
-fi
-if [ ! -f dat.conf ] || ! grep -q '^verbs-rxe ' dat.conf; then
-	echo "FAIL: run from the top build directory, with the verbs provider built (dat.conf has no verbs-rxe line)"
+srctop=$(cd "$(dirname "$0")/.." && pwd)
+lib=$(pwd)/providers/verbs/.libs/libdaplverbs.so.1
+if [ ! -f dat.conf ] || [ ! -e "$lib" ]; then
+	echo "FAIL: run from the top build directory, with the verbs provider built ($lib)"
 	exit 1
 fi
+# The guest's dat.conf: the build tree's software lines, then one verbs
+# entry per device by netdev and by address, and the OpenFabrics names.
+{
+	grep -E '^(ofi-tcp|dattest) ' dat.conf
+	for v in "verbs-rxe datrxe0" "verbs-rxe-ip 10.77.0.1" "OpenIB-cma datrxe0" \
+		 "verbs-siw datsiw0" "verbs-siw-ip 10.77.1.1" "OpenIB-iwarp datsiw0"; do
+		set -- $v
+		echo "$1 u1.2 nonthreadsafe default $lib dapl.1.2 \"$2 0\" \"\""
+	done
+} > test/check-verbs/dat.conf
 
+siw=
+case " $devices " in *" siw "*) siw=--siw ;; esac
 script=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
-echo "check-verbs: booting an rxe-vm guest ($tool) ..."
-"$tool" --timeout "${CHECK_VERBS_TIMEOUT:-900}" -- sh "$script" --in-guest
+echo "check-verbs: booting a guest (test/vm/datvm $siw; devices: $devices) ..."
+CHECK_VERBS_DEVICES=$devices \
+	"$srctop/test/vm/datvm" $siw --timeout "${CHECK_VERBS_TIMEOUT:-1500}" \
+	-- sh "$script" --in-guest
 rc=$?
 case $rc in
-0) echo "check-verbs: PASS" ;;
-77) skip "check-verbs: the guest found nothing to run" ;;
+0) echo "check-verbs: PASS ($devices)" ;;
 124) echo "FAIL: check-verbs: the guest run timed out"; exit 1 ;;
-125) skip "check-verbs: the rxe-vm guest could not start (see its output above); nothing was tested" ;;
+125) skip "check-verbs: the guest could not start (see its output above); nothing was tested" ;;
 *) echo "FAIL: check-verbs: tests failed in the guest (exit $rc); logs in test/check-verbs/"
    exit 1 ;;
 esac

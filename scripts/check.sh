@@ -6,8 +6,8 @@
 #   --valgrind     also run the C tests under valgrind (memcheck)
 #   --distcheck    also run `make distcheck`
 #   --verbs        also run `make check-verbs`: the verbs provider's tests
-#                  and dapltest's regression on Soft-RoCE and soft-iWARP in
-#                  the project's QEMU guest (test/vm/datvm); says so loudly
+#                  and dapltest's regression on Soft-RoCE in the project's
+#                  QEMU guest (test/vm/datvm); says so loudly
 #                  and goes on when no guest can start here
 #   --packages     also build the Debian packages (scripts/deb.sh), install
 #                  them, use them and purge them (scripts/check-deb.sh; as
@@ -48,7 +48,7 @@ if [ -n "$valgrind" ]; then
 fi
 
 if [ -n "$verbs" ]; then
-	step "make check-verbs: the verbs provider on Soft-RoCE and soft-iWARP in the guest"
+	step "make check-verbs: the verbs provider on Soft-RoCE in the guest (test/vm/datvm)"
 	if [ ! -e "$top/build/providers/verbs/.libs/libdaplverbs.so.1" ]; then
 		echo "check-verbs: SKIPPED: the verbs provider is not built (no libibverbs/librdmacm)"
 	elif ! make -C "$top/build" check-verbs; then

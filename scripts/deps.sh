@@ -4,7 +4,7 @@
 set -eu
 # librdmacm-dev and libibverbs-dev build the verbs provider; the runtime
 # libraries and ibverbs-providers (the device drivers: rxe, mlx5 ...) run
-# it; make check-verbs boots a guest through rxe-vm, which brings its own.
+# it; make check-verbs boots a guest through test/vm/datvm, which installs its own.
 need="gcc g++ make autoconf automake libtool pkg-config check
       libfabric-dev librdmacm-dev libibverbs-dev
       librdmacm1 libibverbs1 ibverbs-providers

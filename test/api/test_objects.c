@@ -1920,7 +1920,7 @@ START_TEST(unreachable_without_route)
 	hx_setup();
 	/* An IA on an RDMA device needs its netdev, which a new namespace
 	 * lacks: it stays in this one, where TEST-NET-1 has no route either
-	 * on rxe-vm's guest (check-verbs). */
+	 * on datvm's guest (test/vm) (check-verbs). */
 	if (hx_is_ofi_tcp() && !private_netns_with_loopback()) {
 		/* Needs CAP_SYS_ADMIN (CI runs as root); say so loudly. */
 		fprintf(stderr, "unreachable_without_route: no network namespace (not root?); not run\n");

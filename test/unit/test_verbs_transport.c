@@ -2,8 +2,8 @@
  * ends of every connection in this process, over the address of an RDMA
  * device of this host.
  *
- * Without an RDMA device the program exits 77 (skip).  In rxe-vm's guest
- * it finds Soft-RoCE rxe0 on rxenet0 (10.77.0.1) by itself; elsewhere
+ * Without an RDMA device the program exits 77 (skip).  In datvm's guest (test/vm)
+ * check-verbs gives it VERBS_TEST_IP and VERBS_TEST_NETDEV; elsewhere
  * VERBS_TEST_PARAMS gives the ia_params ("<netdev|address> 0").  The
  * optional VERBS_TEST_NOIP_NETDEV (a netdev without any address) and
  * VERBS_TEST_NORDMA_NETDEV (one with an address but no RDMA device) make
@@ -818,7 +818,7 @@ END_TEST
 
 /* An address nothing answers at: refused at once with an errno the core
  * reports as UNREACHABLE, or UNREACHABLE as an event.  Where the route
- * resolves anyway (rxe-vm's netdev answers no ARP, so any address of its
+ * resolves anyway (datvm's netdev answers no ARP, so any address of its
  * subnet "resolves"), the request goes unanswered; the core's connect
  * timeout then ends the attempt with disconnect, which reports
  * DISCONNECTED, the attempt's one terminal event. */
@@ -1877,7 +1877,7 @@ static bool find_device(void)
 	}
 	if (p && *p)
 		return try_params(p);
-	p = getenv("RXE_VM_IP");
+	p = getenv("VERBS_TEST_IP");
 	if (p && *p) {
 		snprintf(buf, sizeof(buf), "%s 0", p);
 		return try_params(buf);
@@ -1957,8 +1957,8 @@ int main(void)
 
 	if (!find_device())
 		return 77;
-	if (getenv("RXE_VM_NETDEV"))
-		snprintf(g_netdev, sizeof(g_netdev), "%s", getenv("RXE_VM_NETDEV"));
+	if (getenv("VERBS_TEST_NETDEV"))
+		snprintf(g_netdev, sizeof(g_netdev), "%s", getenv("VERBS_TEST_NETDEV"));
 	else
 		netdev_of(&g_addr, g_netdev, sizeof(g_netdev));
 	sr = srunner_create(suite());

@@ -62,26 +62,66 @@ static int same_key(const struct dat_conf_entry *a, const struct dat_conf_entry 
 	       !a->thread_safe == !b->thread_safe && !strcmp(a->ia_name, b->ia_name);
 }
 
-/* Why libdat does not open this line for a DAT 1.2 consumer, or NULL. */
+/* The keys libdat registered from dat.conf (dat_registry_list_providers),
+ * read once before anything is opened. */
+static DAT_PROVIDER_INFO *registered;
+static DAT_COUNT nregistered;
+
+static void read_registry(void)
+{
+	DAT_PROVIDER_INFO **list;
+	DAT_COUNT n = 0, i;
+
+	dat_registry_list_providers(0, &n, NULL);	/* counts */
+	registered = calloc((size_t)n + 1, sizeof(*registered));
+	list = calloc((size_t)n + 1, sizeof(*list));
+	if (!registered || !list) {
+		fprintf(stderr, "datinfo: out of memory\n");
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		list[i] = &registered[i];
+	if (n && dat_registry_list_providers(n, &n, list) != DAT_SUCCESS)
+		n = 0;
+	nregistered = n;
+	free(list);
+}
+
+static int is_registered(const struct dat_conf_entry *e)
+{
+	DAT_COUNT i;
+
+	for (i = 0; i < nregistered; i++)
+		if (registered[i].dapl_version_major == e->api_major &&
+		    registered[i].dapl_version_minor == e->api_minor &&
+		    !registered[i].is_thread_safe == !e->thread_safe &&
+		    !strcmp(registered[i].ia_name, e->ia_name))
+			return 1;
+	return 0;
+}
+
+/* Why datinfo does not open this line, in x->skip ("" when it opens it):
+ * a kernel entry, one for another DAT version, a nondefault one, or a key
+ * that an earlier line already gave. */
 static void classify(struct entry *x, size_t first_of_file)
 {
 	size_t i;
 
 	if (x->e.api_type != 'u') {
-		snprintf(x->skip, sizeof(x->skip), "a kernel (kdat) entry; "
-			 "user programs never open it");
-		return;
-	}
-	if (!x->e.is_default) {
-		snprintf(x->skip, sizeof(x->skip), "nondefault; libdat "
-			 "registers default entries only");
+		snprintf(x->skip, sizeof(x->skip), "%c%u.%u: a kernel (kdat) "
+			 "entry, not opened", x->e.api_type, x->e.api_major,
+			 x->e.api_minor);
 		return;
 	}
 	if (x->e.api_major != 1 || x->e.api_minor != 2) {
 		snprintf(x->skip, sizeof(x->skip),
-			 "u%u.%u: for another DAT library (e.g. libdapl2 for "
-			 "u2.0), never opened by libdat's DAT 1.2",
-			 x->e.api_major, x->e.api_minor);
+			 "u%u.%u: for another DAT library (e.g. libdapl2), "
+			 "not opened", x->e.api_major, x->e.api_minor);
+		return;
+	}
+	if (!x->e.is_default) {
+		snprintf(x->skip, sizeof(x->skip), "nondefault: libdat "
+			 "registers default entries only, not opened");
 		return;
 	}
 	for (i = 0; i < nentries; i++) {
@@ -89,15 +129,15 @@ static void classify(struct entry *x, size_t first_of_file)
 
 		if (y == x || y->skip[0] || !same_key(&y->e, &x->e))
 			continue;
-		if (i < first_of_file) {
+		if (i < first_of_file)
 			snprintf(x->skip, sizeof(x->skip),
-				 "shadowed by %s:%u (the first file's entry "
-				 "is used)", y->file, y->e.line);
-			} else {
+				 "shadowed by %s:%u (the first file read "
+				 "wins), not opened", y->file, y->e.line);
+		else
 			snprintf(x->skip, sizeof(x->skip),
-				 "alternative to line %u, tried when that "
-				 "library fails to load", y->e.line);
-			}
+				 "alternative to line %u (libdat loads it "
+				 "only when line %u's library does not load), "
+				 "not opened", y->e.line, y->e.line);
 		return;
 	}
 }
@@ -238,10 +278,27 @@ static void print_all(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
 	printf("    %-36s %s\n", "provider_name", pa->provider_name);
 	PU(provider_version_major); PU(provider_version_minor);
 	PU(dapl_version_major); PU(dapl_version_minor);
-	PX(lmr_mem_types_supported); PI(iov_ownership_on_return);
+	PX(lmr_mem_types_supported);
+	printf("    %-36s %d (%s)\n", "iov_ownership_on_return",
+	       (int)pa->iov_ownership_on_return,
+	       pa->iov_ownership_on_return == DAT_IOV_CONSUMER ? "DAT_IOV_CONSUMER" :
+	       pa->iov_ownership_on_return == DAT_IOV_PROVIDER_NOMOD ?
+	       "DAT_IOV_PROVIDER_NOMOD" :
+	       pa->iov_ownership_on_return == DAT_IOV_PROVIDER_MOD ?
+	       "DAT_IOV_PROVIDER_MOD" : "?");
 	PX(dat_qos_supported); PX(completion_flags_supported);
 	PB(is_thread_safe); PI(max_private_data_size); PB(supports_multipath);
-	PI(ep_creator); PI(pz_support); PU(optimal_buffer_alignment);
+	printf("    %-36s %d (%s)\n", "ep_creator", (int)pa->ep_creator,
+	       pa->ep_creator == DAT_PSP_CREATES_EP_NEVER ?
+	       "DAT_PSP_CREATES_EP_NEVER" :
+	       pa->ep_creator == DAT_PSP_CREATES_EP_IFASKED ?
+	       "DAT_PSP_CREATES_EP_IFASKED" :
+	       pa->ep_creator == DAT_PSP_CREATES_EP_ALWAYS ?
+	       "DAT_PSP_CREATES_EP_ALWAYS" : "?");
+	printf("    %-36s %d (%s)\n", "pz_support", (int)pa->pz_support,
+	       pa->pz_support == DAT_PZ_UNIQUE ? "DAT_PZ_UNIQUE" :
+	       pa->pz_support == DAT_PZ_SHAREABLE ? "DAT_PZ_SHAREABLE" : "?");
+	PU(optimal_buffer_alignment);
 	printf("    %-36s", "evd_stream_merging_supported");
 	for (i = 0; i < 6; i++) {
 		printf(" ");
@@ -273,6 +330,10 @@ static void print_summary(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
 	printf("    RDMA Reads per EP: in (IRD) %d, out (ORD) %d; private data "
 	       "%d bytes per message\n", (int)ia->max_rdma_read_per_ep_in,
 	       (int)ia->max_rdma_read_per_ep_out, (int)pa->max_private_data_size);
+	printf("    IOV segments: %d per DTO, %d per RDMA Read, %d per RDMA "
+	       "Write\n", (int)ia->max_iov_segments_per_dto,
+	       (int)ia->max_iov_segments_per_rdma_read,
+	       (int)ia->max_iov_segments_per_rdma_write);
 	printf("    memory windows (RMRs): %d; SRQ: %s", (int)ia->max_rmrs,
 	       pa->srq_supported ? "yes" : "no");
 	if (pa->srq_supported)
@@ -281,48 +342,100 @@ static void print_summary(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
 	printf("\n");
 }
 
-/* Opens x through the public API; libdat's sentence on stderr is caught
- * into why. */
+/* Standard error caught into a temporary file around libdat calls, so
+ * that what libdat says can be shown next to the entry it is about. */
+struct catch {
+	FILE *file;
+	int saved;
+};
+
+static void catch_begin(struct catch *c)
+{
+	fflush(stderr);
+	c->saved = -1;
+	c->file = tmpfile();
+	if (!c->file)
+		return;
+	c->saved = dup(2);
+	if (c->saved < 0 || dup2(fileno(c->file), 2) < 0) {
+		if (c->saved >= 0)
+			close(c->saved);
+		c->saved = -1;
+		fclose(c->file);
+		c->file = NULL;
+	}
+}
+
+/* Restores standard error; what was caught goes to out (NUL-terminated,
+ * one "libdat: "-less line per message), or is dropped when out is NULL. */
+static void catch_end(struct catch *c, char *out, size_t len)
+{
+	char line[1024];
+	size_t used = 0;
+
+	if (out)
+		out[0] = '\0';
+	fflush(stderr);
+	if (!c->file)
+		return;
+	dup2(c->saved, 2);
+	close(c->saved);
+	rewind(c->file);
+	while (out && fgets(line, sizeof(line), c->file)) {
+		const char *t = line;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(t, "libdat: ", 8))
+			t += 8;
+		if (!*t || used + strlen(t) + 2 > len)
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "%s%s",
+					 used ? "\n" : "", t);
+	}
+	fclose(c->file);
+}
+
+/* Opens x through the public API; what libdat says meanwhile (the reason
+ * it fails, or an alternative line that did not load) goes to said. */
 static DAT_RETURN try_open(const struct entry *x, DAT_IA_HANDLE *ia,
-			   char *why, size_t whylen)
+			   char *said, size_t len)
 {
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
-	FILE *catch = tmpfile();
-	int saved = -1;
+	struct catch c;
 	DAT_RETURN rc;
-	size_t n = 0;
-	char *nl;
 
-	why[0] = '\0';
-	fflush(stderr);
-	if (catch) {
-		saved = dup(2);
-		if (saved >= 0)
-			dup2(fileno(catch), 2);
-	}
+	catch_begin(&c);
 	rc = dat_ia_openv((DAT_NAME_PTR)x->e.ia_name, 8, &async, ia,
 			  x->e.api_major, x->e.api_minor,
 			  x->e.thread_safe ? DAT_TRUE : DAT_FALSE);
-	fflush(stderr);
-	if (saved >= 0) {
-		dup2(saved, 2);
-		close(saved);
-	}
-	if (catch) {
-		rewind(catch);
-		n = fread(why, 1, whylen - 1, catch);
-		why[n] = '\0';
-		fclose(catch);
-	}
-	/* the last line is the reason; drop the "libdat: NAME: " prefix */
-	while (why[0] && why[strlen(why) - 1] == '\n')
-		why[strlen(why) - 1] = '\0';
-	nl = strrchr(why, '\n');
-	if (nl)
-		memmove(why, nl + 1, strlen(nl + 1) + 1);
-	if (!strncmp(why, "libdat: ", 8))
-		memmove(why, why + 8, strlen(why + 8) + 1);
+	catch_end(&c, said, len);
 	return rc;
+}
+
+/* Prints libdat's lines, each indented (or all on one line, "; " between
+ * them, for --brief). */
+static void print_said(const char *said, const char *prefix)
+{
+	const char *p = said;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+
+		if (brief)
+			printf("%s%.*s", p == said ? "" : "; ", (int)n, p);
+		else
+			printf("    %s%.*s\n", prefix, (int)n, p);
+		p += n;
+		if (*p)
+			p++;
+	}
+}
+
+/* A --brief field: tabs and newlines would break the line's format. */
+static void print_field(const char *s)
+{
+	for (; *s; s++)
+		putchar(*s == '\t' || *s == '\n' ? ' ' : *s);
 }
 
 static void show(const struct entry *x)
@@ -332,7 +445,7 @@ static void show(const struct entry *x)
 	DAT_EVD_HANDLE async;
 	const char *major, *minor;
 	DAT_IA_HANDLE h;
-	char why[1024];
+	char said[4096];
 	DAT_RETURN rc;
 
 	if (!brief)
@@ -342,21 +455,30 @@ static void show(const struct entry *x)
 		       x->e.is_default ? "default" : "nondefault", x->file,
 		       x->e.line, x->e.lib_path, x->e.ia_params);
 	if (x->skip[0]) {
-		if (brief)
-			printf("%s\tnot-opened\t%s\n", x->e.ia_name, x->skip);
-		else
-			printf("    not opened: %s\n", x->skip);
+		if (brief) {
+			printf("%s\tnot-opened\t", x->e.ia_name);
+			print_field(x->skip);
+			printf("\n");
+		} else {
+			printf("    %s\n", x->skip);
+		}
 		return;
 	}
-	rc = try_open(x, &h, why, sizeof(why));
+	rc = try_open(x, &h, said, sizeof(said));
+	for (char *t = said; *t; t++)
+		if (*t == '\t')
+			*t = ' ';
 	if (rc != DAT_SUCCESS) {
 		dat_strerror(rc, &major, &minor);
-		if (brief)
-			printf("%s\tunavailable\t%s %s%s%s\n", x->e.ia_name, major,
-			       minor, why[0] ? ": " : "", why);
-		else
-			printf("    unavailable here: %s %s\n%s%s%s", major, minor,
-			       why[0] ? "    " : "", why, why[0] ? "\n" : "");
+		if (brief) {
+			printf("%s\tunavailable\t%s %s%s", x->e.ia_name, major,
+			       minor, said[0] ? ": " : "");
+			print_said(said, "");
+			printf("\n");
+		} else {
+			printf("    unavailable here: %s %s\n", major, minor);
+			print_said(said, "");
+		}
 		return;
 	}
 	memset(&ia, 0, sizeof(ia));
@@ -364,13 +486,20 @@ static void show(const struct entry *x)
 	rc = dat_ia_query(h, &async, DAT_IA_ALL, &ia, DAT_PROVIDER_FIELD_ALL, &pa);
 	if (rc != DAT_SUCCESS) {
 		dat_strerror(rc, &major, &minor);
-		printf(brief ? "%s\tunavailable\tdat_ia_query: %s %s\n"
-			     : "    opened, but dat_ia_query failed: %s%s %s\n",
-		       brief ? x->e.ia_name : "", major, minor);
+		if (brief)
+			printf("%s\tunavailable\tdat_ia_query: %s %s\n",
+			       x->e.ia_name, major, minor);
+		else
+			printf("    opened, but dat_ia_query failed: %s %s\n",
+			       major, minor);
 	} else if (brief) {
-		printf("%s\tavailable\t%s\n", x->e.ia_name, ia.adapter_name);
+		printf("%s\tavailable\t", x->e.ia_name);
+		print_field(ia.adapter_name);
+		printf("\n");
 	} else {
 		printf("    available\n");
+		/* e.g. an earlier alternative line whose library did not load */
+		print_said(said, "libdat: ");
 		if (verbose)
 			print_all(&ia, &pa);
 		else
@@ -379,28 +508,20 @@ static void show(const struct entry *x)
 	dat_ia_close(h, DAT_CLOSE_ABRUPT_FLAG);
 }
 
-/* The old test helper's listing: the registered keys, one per line. */
+/* The registered keys, one per line (libdat's own messages about bad
+ * lines stay on standard error). */
 static int list_only(void)
 {
-	DAT_PROVIDER_INFO *infos, **list;
-	DAT_COUNT n = 0, i;
+	DAT_COUNT i;
 
-	dat_registry_list_providers(0, &n, NULL);	/* counts */
-	infos = calloc((size_t)n + 1, sizeof(*infos));
-	list = calloc((size_t)n + 1, sizeof(*list));
-	if (!infos || !list)
-		return 1;
-	for (i = 0; i < n; i++)
-		list[i] = &infos[i];
-	if (n && dat_registry_list_providers(n, &n, list) != DAT_SUCCESS)
-		return 1;
-	printf("%d provider%s:\n", (int)n, n == 1 ? "" : "s");
-	for (i = 0; i < n; i++)
-		printf("  %-16s u%u.%u %s\n", infos[i].ia_name,
-		       infos[i].dapl_version_major, infos[i].dapl_version_minor,
-		       infos[i].is_thread_safe ? "threadsafe" : "nonthreadsafe");
-	free(infos);
-	free(list);
+	read_registry();
+	printf("%d provider%s:\n", (int)nregistered, nregistered == 1 ? "" : "s");
+	for (i = 0; i < nregistered; i++)
+		printf("  %-16s u%u.%u %s\n", registered[i].ia_name,
+		       registered[i].dapl_version_major,
+		       registered[i].dapl_version_minor,
+		       registered[i].is_thread_safe ? "threadsafe" : "nonthreadsafe");
+	free(registered);
 	return 0;
 }
 
@@ -416,9 +537,11 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *only = NULL;
+	struct catch quiet;
 	int c, conf = 0, listonly = 0, found = 0;
 	size_t i;
 
+	opterr = 0;	/* datinfo says it itself, with its own name */
 	while ((c = getopt_long(argc, argv, "vbp:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'v': verbose = 1; break;
@@ -427,10 +550,16 @@ int main(int argc, char **argv)
 		case 'c': conf = 1; break;
 		case 'l': listonly = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			fprintf(stderr, "datinfo: bad option or missing "
+				"argument: %s\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
+		fprintf(stderr, "datinfo: unexpected argument: %s\n",
+			argv[optind]);
 		usage(stderr);
 		return 2;
 	}
@@ -440,6 +569,17 @@ int main(int argc, char **argv)
 		return list_only();
 	if (read_files() != 0)
 		return 1;
+	/* libdat reads dat.conf itself here; what it says about bad lines
+	 * datinfo has shown already */
+	catch_begin(&quiet);
+	read_registry();
+	catch_end(&quiet, NULL, 0);
+	for (i = 0; i < nentries; i++)
+		if (!entries[i].skip[0] && !is_registered(&entries[i].e))
+			snprintf(entries[i].skip, sizeof(entries[i].skip),
+				 "not registered by libdat "
+				 "(dat_registry_list_providers does not list "
+				 "it), not opened");
 	for (i = 0; i < nentries; i++) {
 		if (only && strcmp(entries[i].e.ia_name, only))
 			continue;
@@ -455,6 +595,7 @@ int main(int argc, char **argv)
 		free(entries[i].e.platform_params);
 	}
 	free(entries);
+	free(registered);
 	if (only && !found) {
 		fprintf(stderr, "datinfo: no dat.conf entry is named %s\n", only);
 		return 1;

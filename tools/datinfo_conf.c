@@ -256,7 +256,8 @@ int datinfo_conf(void)
 				snprintf(name, sizeof(name), "OpenIB-cma-%s", netdev);
 			}
 			printf("# %s port %s, %s on %s (%s)\n", devs[i], ports[j],
-			       iwarp ? "iWARP" : link[0] ? link : "RDMA", netdev,
+			       iwarp ? "iWARP" : !strcmp(link, "Ethernet") ? "RoCE" :
+			       link[0] ? link : "RDMA", netdev,
 			       addr);
 			printf("%s u1.2 nonthreadsafe default %s dapl.1.2 \"%s 0\" \"\"\n",
 			       name, VERBS_LIB, netdev);

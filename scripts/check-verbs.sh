@@ -15,7 +15,8 @@
 #
 # Environment: CHECK_VERBS_DEVICES ("rxe", the default; "rxe siw" adds
 # soft-iWARP, where the provider does not pass yet), CHECK_VERBS_TIMEOUT
-# (seconds for the whole guest run, default 1500), CHECK_VERBS_TESTS (the
+# (seconds for the whole guest run, default 1500), CHECK_VERBS_TEST_TIMEOUT
+# (seconds per program, 300), CHECK_VERBS_TESTS (the
 # programs to run), CHECK_VERBS_DT_ITERS (dapltest iterations, 100),
 # CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe).
 set -u
@@ -48,7 +49,7 @@ run_device() {
 			continue
 		fi
 		start=$(date +%s)
-		timeout 1200 "./$t" > "$log" 2>&1
+		timeout "${CHECK_VERBS_TEST_TIMEOUT:-300}" "./$t" > "$log" 2>&1
 		rc=$?
 		secs=$(($(date +%s) - start))
 		case $rc in

@@ -477,7 +477,8 @@ DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 	ep->connected_actively = true;
 	ep->pdata_len = 0;
 	ep->param.ep_state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
-	err = ia->ops->connect(ep->tep, addr, (uint16_t)qual, buf, len,
+	/* the same port the listening side computed for qual */
+	err = ia->ops->connect(ep->tep, addr, dapl_qual_port(qual), buf, len,
 			       own.ird, own.ord);
 	switch (err) {
 	case 0:

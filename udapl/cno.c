@@ -4,8 +4,13 @@
  * A CNO is triggered by an event queued on an enabled EVD attached to it
  * that nobody waits on directly (dapl_evd_post), and, while a thread is in
  * dat_cno_wait, by completions reaching the CQ of such an EVD: the waiter
- * looks at every attached CQ once (arm, then poll) before it sleeps in
- * ppoll() on the CNO's eventfd and on those CQs' wait fds.
+ * looks at every attached CQ (arm, then poll) before it sleeps in ppoll()
+ * on the CNO's eventfd and on those CQs' wait fds.
+ *
+ * Each trigger queues its EVD on the CNO (once, oldest first).  A wait
+ * names the oldest queued EVD that has an event right then, so the EVD
+ * named is the one whose event woke the waiter and a dat_evd_dequeue on it
+ * finds the event; the other queued EVDs are named by the next waits.
  *
  * Teardown with a sleeper works as for EVDs: dapl_cno_destroy (abrupt IA
  * close) marks the handle dead and wakes the waiter, which returns
@@ -30,6 +35,14 @@
 static struct dapl_cno *cno_get(DAT_CNO_HANDLE h)
 {
 	return (struct dapl_cno *)dapl_handle_get(h, DAT_HANDLE_TYPE_CNO);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 static bool cno_dead(const struct dapl_cno *cno)
@@ -75,12 +88,60 @@ static void call_agent(DAT_OS_WAIT_PROXY_AGENT agent, struct dapl_evd *evd)
 				       (DAT_EVD_HANDLE)evd);
 }
 
+/* The queue of EVDs that fired (cno->lock held).  An EVD is on it at most
+ * once, oldest trigger first, so a wait names the EVD whose event came
+ * first and the next wait the next one: none is lost to a later trigger. */
+static void fired_push(struct dapl_cno *cno, struct dapl_evd *evd)
+{
+	if (evd->cno_queued)
+		return;
+	evd->cno_queued = true;
+	evd->cno_next = NULL;
+	if (cno->fired_tail)
+		cno->fired_tail->cno_next = evd;
+	else
+		cno->fired_head = evd;
+	cno->fired_tail = evd;
+}
+
+static struct dapl_evd *fired_pop(struct dapl_cno *cno)
+{
+	struct dapl_evd *evd = cno->fired_head;
+
+	if (!evd)
+		return NULL;
+	cno->fired_head = evd->cno_next;
+	if (!cno->fired_head)
+		cno->fired_tail = NULL;
+	evd->cno_next = NULL;
+	evd->cno_queued = false;
+	return evd;
+}
+
+static void fired_remove(struct dapl_cno *cno, struct dapl_evd *evd)
+{
+	struct dapl_evd **pp, *prev = NULL;
+
+	if (!evd->cno_queued)
+		return;
+	for (pp = &cno->fired_head; *pp; prev = *pp, pp = &(*pp)->cno_next) {
+		if (*pp == evd) {
+			*pp = evd->cno_next;
+			if (cno->fired_tail == evd)
+				cno->fired_tail = prev;
+			break;
+		}
+	}
+	evd->cno_next = NULL;
+	evd->cno_queued = false;
+}
+
 void dapl_cno_trigger(struct dapl_cno *cno, struct dapl_evd *evd)
 {
 	DAT_OS_WAIT_PROXY_AGENT agent;
 
 	pthread_mutex_lock(&cno->lock);
-	cno->triggered = evd;          /* the latest is as good a hint as any */
+	fired_push(cno, evd);
 	if (cno->waiting)
 		fd_signal(cno->event_fd);
 	agent = take_agent(cno);
@@ -101,8 +162,8 @@ void dapl_cno_detach(struct dapl_cno *cno, struct dapl_evd *evd, bool freed)
 
 	pthread_mutex_lock(&cno->lock);
 	cno->users--;
-	if (freed && cno->triggered == evd)
-		cno->triggered = NULL;   /* never hand out a freed EVD */
+	/* never hand out an EVD that left the CNO (or was freed) */
+	fired_remove(cno, evd);
 	/* dat_cno_wait(3): when every EVD of the CNO has been freed, its
 	 * waiters and its agent are unblocked with a NULL EVD. */
 	if (freed && cno->users == 0) {
@@ -210,7 +271,8 @@ void dapl_cno_destroy(struct dapl_cno *cno)
 	cno_unlink(cno);
 	pthread_mutex_lock(&cno->lock);
 	cno->users = 0;
-	cno->triggered = NULL;
+	while (fired_pop(cno))
+		;
 	agent = take_agent(cno);
 	sleeper = cno->waiting;
 	if (sleeper) {
@@ -262,33 +324,90 @@ DAT_RETURN dapl_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask,
 
 /* ---- waiting ------------------------------------------------------------- */
 
-/* The trigger as the wait's result; cno->lock held. */
-static DAT_RETURN take_trigger(struct dapl_cno *cno, DAT_EVD_HANDLE *out)
+/* The oldest EVD that fired and still has an event for dat_evd_dequeue,
+ * taken off the queue; EVDs found without one (a consumer took it
+ * meanwhile, or the EVD was disabled or is waited on directly) leave the
+ * queue too.  ia->lock held, so no EVD on the queue goes away. */
+static struct dapl_evd *take_ready(struct dapl_cno *cno)
 {
-	*out = (DAT_EVD_HANDLE)cno->triggered;
-	cno->triggered = NULL;
-	fd_drain(cno->event_fd);
-	return DAT_SUCCESS;
+	struct dapl_evd *evd;
+
+	for (;;) {
+		pthread_mutex_lock(&cno->lock);
+		evd = fired_pop(cno);
+		pthread_mutex_unlock(&cno->lock);
+		if (!evd || dapl_evd_cno_ready(evd, cno))
+			return evd;
+	}
 }
 
+/* Arms the CQs of every EVD that feeds cno (completions already there
+ * trigger it) and puts their wait fds in *pfdp after the CNO's own
+ * eventfd, growing it as needed (an EVD shared with other IAs has a CQ
+ * per IA); returns how many fds, or -1 without memory.  ia->lock held. */
+static int arm_all(struct dapl_ia *ia, struct dapl_cno *cno,
+		   struct pollfd **pfdp, int *cap)
+{
+	struct dapl_evd *evd;
+	struct pollfd *pfd;
+	int n, k;
+
+	for (;;) {
+		if (*cap < 2) {
+			pfd = realloc(*pfdp, 8 * sizeof(*pfd));
+			if (!pfd)
+				return -1;
+			*pfdp = pfd;
+			*cap = 8;
+		}
+		pfd = *pfdp;
+		pfd[0] = (struct pollfd){ .fd = cno->event_fd, .events = POLLIN };
+		n = 1;
+		for (evd = ia->evds; evd; evd = evd->next) {
+			k = n < *cap ?
+				dapl_evd_cno_arm(evd, cno, pfd + n, *cap - n) :
+				dapl_evd_cno_arm(evd, cno, pfd, 0);
+			n += k;
+		}
+		if (n <= *cap)
+			return n;
+		/* some fds did not fit: grow and arm again (harmless) */
+		pfd = realloc(*pfdp, (size_t)n * 2 * sizeof(*pfd));
+		if (!pfd)
+			return -1;
+		*pfdp = pfd;
+		*cap = n * 2;
+	}
+}
+
+/* Each round: arm every CQ of the CNO and look at the EVDs that fired,
+ * under ia->lock; the EVD returned has an event at that moment, so a
+ * consumer that dequeues from it finds one (unless another thread takes
+ * it first).  Then sleep without ia->lock until a trigger, a completion
+ * in a CQ, the deadline or the teardown, and go round again.  The IA is
+ * pinned across the sleeps: an abrupt dat_ia_close frees it only once
+ * this thread has let go. */
 DAT_RETURN dapl_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout,
 			 DAT_EVD_HANDLE *evd_handle)
 {
 	struct dapl_cno *cno = cno_get(cno_handle);
 	bool forever = timeout == DAT_TIMEOUT_INFINITE;
-	DAT_OS_WAIT_PROXY_AGENT agent = DAT_OS_WAIT_PROXY_AGENT_NULL;
-	struct dapl_evd **evds = NULL, *evd, *hint = NULL;
+	struct dapl_evd *ready;
 	struct pollfd *pfd = NULL;
 	struct dapl_ia *ia;
 	struct timespec ts;
+	uint64_t deadline = 0, now, left;
 	DAT_RETURN ret;
-	int n = 0, i, rc, err, fd;
+	bool dead = false;
+	int n, cap = 0, rc, err;
 
 	if (!cno)
 		return ERR_HANDLE_CNO;
 	if (!evd_handle)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	ia = cno->ia;
+	if (!forever)
+		deadline = mono_ns() + (uint64_t)timeout * 1000u;
 
 	pthread_mutex_lock(&ia->lock);
 	pthread_mutex_lock(&cno->lock);
@@ -298,87 +417,88 @@ DAT_RETURN dapl_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout,
 		return ERR_CNO_IN_USE;
 	}
 	cno->waiting = true;
-	/* users is stable: attaching and detaching take ia->lock */
-	pfd = calloc((size_t)cno->users + 1, sizeof(*pfd));
-	evds = calloc((size_t)cno->users + 1, sizeof(*evds));
 	pthread_mutex_unlock(&cno->lock);
-	if (!pfd || !evds) {
+	dapl_ia_pin(ia);
+
+	*evd_handle = DAT_HANDLE_NULL;
+	for (;;) {
+		/* ia->lock held, the CNO alive */
+		n = arm_all(ia, cno, &pfd, &cap);
+		ready = take_ready(cno);
 		pthread_mutex_unlock(&ia->lock);
-		ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
+		if (ready) {
+			*evd_handle = (DAT_EVD_HANDLE)ready;
+			ret = DAT_SUCCESS;
+			break;
+		}
+		if (n < 0) {
+			ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
+					DAT_RESOURCE_MEMORY);
+			break;
+		}
+		if (!forever) {
+			now = mono_ns();
+			if (now >= deadline) {
+				/* dat_cno_wait(3) names DAT_QUEUE_EMPTY for
+				 * "timed out without a notification". */
+				ret = DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE);
+				break;
+			}
+			left = deadline - now;
+			ts.tv_sec = (time_t)(left / 1000000000u);
+			ts.tv_nsec = (long)(left % 1000000000u);
+		}
+		rc = ppoll(pfd, (nfds_t)n, forever ? NULL : &ts, NULL);
+		err = rc < 0 ? errno : 0;
+
 		pthread_mutex_lock(&cno->lock);
-		goto out;
-	}
-	pfd[n++] = (struct pollfd){ .fd = cno->event_fd, .events = POLLIN };
-	/* Completions already in the attached CQs trigger the CNO here;
-	 * later ones wake the ppoll below. */
-	for (evd = ia->evds; evd && n <= cno->users; evd = evd->next) {
-		fd = dapl_evd_cno_arm(evd, cno);
-		if (fd >= 0) {
-			evds[n] = evd;
-			pfd[n++] = (struct pollfd){ .fd = fd,
-						    .events = POLLIN };
+		dead = cno_dead(cno);
+		if (!dead && (pfd[0].revents & POLLIN)) {
+			fd_drain(cno->event_fd);
+			if (cno->users == 0) {
+				/* every EVD of the CNO was freed */
+				pthread_mutex_unlock(&cno->lock);
+				ret = DAT_SUCCESS;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&cno->lock);
+		if (dead) {
+			/* its IA was closed while we slept: SUCCESS with a
+			 * NULL EVD (dat_ia_close(3)), below */
+			ret = DAT_SUCCESS;
+			break;
+		}
+		if (rc < 0 && err == EINTR) {
+			ret = DAT_ERROR(DAT_INTERRUPTED_CALL, DAT_NO_SUBTYPE);
+			break;
+		}
+		if (rc < 0) {
+			ret = DAT_ERROR(DAT_INTERNAL_ERROR, DAT_NO_SUBTYPE);
+			break;
+		}
+		/* The IA is pinned: its lock is still there even if a close
+		 * got in first, which the CNO's magic then says. */
+		pthread_mutex_lock(&ia->lock);
+		if (cno_dead(cno)) {
+			pthread_mutex_unlock(&ia->lock);
+			ret = DAT_SUCCESS;
+			break;
 		}
 	}
-	pthread_mutex_unlock(&ia->lock);
-
-	pthread_mutex_lock(&cno->lock);
-	if (cno->triggered) {
-		ret = take_trigger(cno, evd_handle);
-		goto out;
-	}
-	pthread_mutex_unlock(&cno->lock);
-
-	if (!forever) {
-		ts.tv_sec = (time_t)(timeout / 1000000u);
-		ts.tv_nsec = (long)(timeout % 1000000u) * 1000;
-	}
-	rc = ppoll(pfd, (nfds_t)n, forever ? NULL : &ts, NULL);
-	err = rc < 0 ? errno : 0;
-
-	pthread_mutex_lock(&cno->lock);
-	if (cno_dead(cno)) {
-		/* its IA was closed while we slept */
-		pthread_mutex_unlock(&cno->lock);
-		cno_release(cno);
-		free(pfd);
-		free(evds);
-		*evd_handle = DAT_HANDLE_NULL;
-		return DAT_SUCCESS;
-	}
-	for (i = 1; i < n && !hint; i++)
-		if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
-			hint = evds[i];
-	if (cno->triggered) {
-		ret = take_trigger(cno, evd_handle);
-	} else if (pfd[0].revents & POLLIN) {
-		/* woken without a trigger: every EVD of the CNO was freed */
-		fd_drain(cno->event_fd);
-		*evd_handle = DAT_HANDLE_NULL;
-		ret = DAT_SUCCESS;
-	} else if (hint) {
-		/* A DTO completion arrived.  Its CQ's notification is acked
-		 * by whoever arms that CQ next. */
-		*evd_handle = (DAT_EVD_HANDLE)hint;
-		agent = take_agent(cno);      /* called once we let go */
-		ret = DAT_SUCCESS;
-	} else if (rc == 0) {
-		/* dat_cno_wait(3) names DAT_QUEUE_EMPTY for "timed out
-		 * without a notification". */
-		*evd_handle = DAT_HANDLE_NULL;
-		ret = DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE);
-	} else if (err == EINTR) {
-		*evd_handle = DAT_HANDLE_NULL;
-		ret = DAT_ERROR(DAT_INTERRUPTED_CALL, DAT_NO_SUBTYPE);
-	} else {
-		*evd_handle = DAT_HANDLE_NULL;
-		ret = DAT_ERROR(DAT_INTERNAL_ERROR, DAT_NO_SUBTYPE);
-	}
-out:
-	cno->waiting = false;
-	pthread_mutex_unlock(&cno->lock);
 	free(pfd);
-	free(evds);
-	call_agent(agent, hint);
+	/* A close may have come between the last look and here: then the
+	 * CNO is ours to release, and the wait ends as the close says. */
+	pthread_mutex_lock(&cno->lock);
+	dead = cno_dead(cno);
+	if (!dead)
+		cno->waiting = false;
+	pthread_mutex_unlock(&cno->lock);
+	if (dead) {
+		cno_release(cno);
+		*evd_handle = DAT_HANDLE_NULL;
+		ret = DAT_SUCCESS;
+	}
+	dapl_ia_unpin(ia);
 	return ret;
 }

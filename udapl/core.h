@@ -17,6 +17,7 @@
 #ifndef UDAPL_CORE_H
 #define UDAPL_CORE_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,6 +93,12 @@ struct dapl_ia {
 	struct dapl_lmr *_Atomic *lmr_table;
 	uint16_t *lmr_gen;
 
+	/* Keeps the memory (and lock) alive for a thread that sleeps
+	 * without ia->lock and takes it again afterwards (dat_cno_wait):
+	 * one for the open IA, one per such thread; the last drop frees. */
+	_Atomic int pins;
+	struct dapl_ia *share_next;           /* the open list (compat.c) */
+
 	/* cm.c: the progress thread */
 	pthread_t progress;
 	bool progress_running;
@@ -101,6 +108,10 @@ struct dapl_ia {
 
 /* The IA behind a handle (checked), or NULL. */
 struct dapl_ia *dapl_ia_get(DAT_IA_HANDLE h);
+/* Pins (ia->lock held, so the IA is open) and unpins an IA; the unpin
+ * that drops the last pin of a closed IA frees it. */
+void dapl_ia_pin(struct dapl_ia *ia);
+void dapl_ia_unpin(struct dapl_ia *ia);
 
 /* ---- pz.c ------------------------------------------------------------------- */
 
@@ -129,13 +140,36 @@ struct dapl_evd {
 	struct dapl_dto_slot **ring_hold;
 	DAT_COUNT qlen, head, count;
 	struct dapl_tcq *cq;                  /* DTO / RMR_BIND EVDs: polled directly */
+	/* CQs of this EVD on the devices of other IAs of the provider whose
+	 * EPs use it (libdat(7)); polled, armed and waited on with cq.
+	 * Changed under evd->lock. */
+	struct dapl_xcq *xcqs;
 	int event_fd;                         /* eventfd: written when an event is queued */
 	struct dapl_cno *cno;
+	/* cno.c, under cno->lock: queued on the CNO as having fired */
+	struct dapl_evd *cno_next;
+	bool cno_queued;
 	bool enabled, waitable;
 	bool waiting;                         /* a thread is in dat_evd_wait */
 	bool overflowed;                      /* overflow already reported */
-	int users;                            /* EPs, PSPs, RSPs that name it */
+	/* EPs, PSPs, RSPs that name it.  Raised under the EVD's IA lock
+	 * (that is what dat_evd_free looks under), lowered anywhere. */
+	_Atomic int users;
 };
+
+/* One CQ an EVD has on another IA's device. */
+struct dapl_xcq {
+	struct dapl_ia *ia;                   /* whose device it is on */
+	struct dapl_tcq *cq;
+	struct dapl_xcq *next;
+};
+
+/* The CQ an EP of ia completes into on evd: evd's own, or one made on
+ * ia's device for it.  ia->lock held; NULL without resources. */
+struct dapl_tcq *dapl_evd_cq_for(struct dapl_evd *evd, struct dapl_ia *ia);
+/* ia is going away: every EVD of other IAs drops the CQ it has on ia's
+ * device.  Share lock held (compat.c), no IA lock. */
+void dapl_evd_drop_xcqs_of(struct dapl_ia *ia);
 
 /* Queues ev (a copy) on evd; the caller may hold ia->lock but not
  * evd->lock.  On a full queue the event is dropped
@@ -174,7 +208,8 @@ struct dapl_cno {
 	pthread_mutex_t lock;
 	DAT_OS_WAIT_PROXY_AGENT agent;
 	int event_fd;                         /* eventfd: written on trigger */
-	struct dapl_evd *triggered;           /* the EVD that fired, until a wait takes it */
+	/* EVDs that fired, oldest first, until a wait takes them */
+	struct dapl_evd *fired_head, *fired_tail;
 	bool waiting;
 	int users;                            /* EVDs attached */
 };
@@ -228,6 +263,10 @@ void dapl_ep_drop_tep(struct dapl_ep *ep);
 struct dapl_ep *dapl_ep_create_for_psp(struct dapl_ia *ia);
 
 void dapl_ep_destroy(struct dapl_ep *ep); /* ia->lock held */
+
+/* ia closes: EPs of other IAs lose the EVDs of ia they use (share lock
+ * held, no IA lock). */
+void dapl_ep_detach_evds_of(struct dapl_ia *ia);
 
 /* ---- lmr.c / rmr.c / dto.c: memory and data transfer ------------------------- */
 
@@ -331,6 +370,22 @@ struct dapl_sp {
 	struct dapl_tlisten *listener;        /* NULL once an RSP has had its request */
 };
 
+/* EVDs shared between IAs (compat.c, libdat(7)).  The share lock is taken
+ * before any IA lock, and whoever holds more than one IA lock holds it;
+ * dat_ia_close holds it from its teardown to the release, so an IA found
+ * on the open list under it stays open. */
+void dapl_share_lock(void);
+void dapl_share_unlock(void);
+/* The open IAs (share lock held): first, and the one after ia. */
+struct dapl_ia *dapl_share_first(void);
+struct dapl_ia *dapl_share_next(struct dapl_ia *ia);
+void dapl_share_add(struct dapl_ia *ia);
+void dapl_share_remove(struct dapl_ia *ia);
+/* Whether ia is on the open list (share lock held). */
+bool dapl_share_is_open(struct dapl_ia *ia);
+
+/* Whether qual may name a service point or a connect's target. */
+bool dapl_qual_ok(DAT_CONN_QUAL qual);
 /* The CR EVD behind h for a PSP/RSP, or NULL; listening (ia->lock held). */
 struct dapl_evd *dapl_sp_evd(struct dapl_ia *ia, DAT_EVD_HANDLE h);
 DAT_RETURN dapl_sp_listen(struct dapl_ia *ia, DAT_HANDLE_TYPE type,
@@ -385,6 +440,25 @@ uint64_t dapl_now_ns(void);
  * (DAT_DBG_TYPE, DAT_DBG_DEST); prefixed "libdat: ". */
 void dapl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- compat.c: DAT_STRICT and the OpenFabrics-era behaviours (libdat(7)) -- */
+
+enum dapl_compat {
+	DAPL_COMPAT_LOCAL_READ,       /* Send / Write source without LOCAL_READ */
+	DAPL_COMPAT_WIDE_QUAL,        /* connection qualifiers > 65535 */
+	DAPL_COMPAT_SHARED_EVD,       /* an EVD of another IA of the provider */
+	DAPL_COMPAT_COUNT
+};
+
+/* DAT_STRICT is set (read once per process). */
+bool dapl_strict(void);
+/* Whether the relaxed rule c applies (not strict); the first time per
+ * process it does, one line through dapl_log says so. */
+bool dapl_compat_allow(enum dapl_compat c);
+/* The transport port of a connection qualifier: qualifiers up to 65535
+ * are their own port, wider ones fold onto 33534..65534, so a nonzero
+ * qualifier never maps to port 0. */
+uint16_t dapl_qual_port(DAT_CONN_QUAL qual);
+
 /* The private-data maximum a consumer may pass (transport max - header). */
 DAT_COUNT dapl_ia_max_pdata(const struct dapl_ia *ia);
 
@@ -424,8 +498,15 @@ DAT_RETURN dapl_cno_wait(DAT_CNO_HANDLE cno, DAT_TIMEOUT timeout,
 void dapl_cno_attach(struct dapl_cno *cno);
 void dapl_cno_detach(struct dapl_cno *cno, struct dapl_evd *evd, bool freed);
 /* dat_cno_wait's look at one EVD (ia->lock held): when evd feeds cno and
- * may notify, arms its CQ, moves what it holds into the ring (triggering
- * cno if that was anything) and returns the CQ's wait fd; else -1. */
-int dapl_evd_cno_arm(struct dapl_evd *evd, struct dapl_cno *cno);
+ * may notify, arms its CQs, moves what they hold into the ring
+ * (triggering cno if that was anything) and puts the CQs' wait fds in
+ * pfd (at most room); returns how many fds it has (0 when it does not
+ * feed cno), which may be more than room. */
+int dapl_evd_cno_arm(struct dapl_evd *evd, struct dapl_cno *cno,
+		     struct pollfd *pfd, int room);
+/* Whether evd feeds cno, may notify it and has an event for
+ * dat_evd_dequeue right now (completions in its CQ are moved into its
+ * queue to find out).  ia->lock held, no evd or cno lock. */
+bool dapl_evd_cno_ready(struct dapl_evd *evd, struct dapl_cno *cno);
 
 #endif

@@ -249,6 +249,19 @@ bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
 	return deliver;
 }
 
+/* Every verbs device lets a QP read any memory registered on its PD, and
+ * OpenFabrics-era programs register send buffers with LOCAL_WRITE alone:
+ * local read is implied unless DAT_STRICT is set (libdat(7)).  Only the
+ * read privilege is implied; the LMR still has to exist, be of the PZ and
+ * cover the segment. */
+static bool local_read_implied(const struct dapl_lmr *lmr, unsigned need)
+{
+	unsigned missing = need & ~(unsigned)lmr->param.mem_priv;
+
+	return missing == DAT_MEM_PRIV_LOCAL_READ_FLAG &&
+	       dapl_compat_allow(DAPL_COMPAT_LOCAL_READ);
+}
+
 DAT_RETURN dapl_dto_sges(struct dapl_ia *ia, struct dapl_pz *pz, DAT_COUNT n,
 			 const DAT_LMR_TRIPLET *iov, unsigned need,
 			 struct dapl_tsge *sge, int *nsge, uint64_t *total)
@@ -266,7 +279,10 @@ DAT_RETURN dapl_dto_sges(struct dapl_ia *ia, struct dapl_pz *pz, DAT_COUNT n,
 		/* The codes DAT 1.2 gives: an unknown LMR or a missing
 		 * privilege, a PZ mismatch, memory outside the LMR. */
 		lmr = dapl_lmr_lookup(ia, t->lmr_context);
-		if (!lmr || (lmr->param.mem_priv & need) != need)
+		if (!lmr)
+			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
+		if ((lmr->param.mem_priv & need) != need &&
+		    !local_read_implied(lmr, need))
 			return DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
 		if (lmr->pz != pz)
 			return DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);

@@ -102,12 +102,85 @@ static bool attr_ok(const struct dapl_ia *ia, const DAT_EP_ATTR *a)
 	return true;
 }
 
+/* ---- EVDs of other IAs of the provider (libdat(7)) ----------------------- */
+
+static void ep_sync_param(struct dapl_ep *ep);
+
+/* The IA locks an EP call holds: the EP's, and those of the other IAs
+ * whose EVDs it was given (taken under the share lock, which ep_create
+ * and ep_modify always hold first). */
+struct ia_locks {
+	struct dapl_ia *ia[4];
+	int n;
+};
+
+/* Adds the IA of the EVD behind h when it is another open IA of ia's
+ * provider.  Share lock held: that IA stays open; the EVD itself is
+ * checked again under its IA's lock. */
+static void note_foreign(struct ia_locks *l, struct dapl_ia *ia,
+			 DAT_EVD_HANDLE h)
+{
+	struct dapl_evd *evd;
+	struct dapl_ia *other;
+	int i;
+
+	if (h == DAT_HANDLE_NULL)
+		return;
+	evd = (struct dapl_evd *)dapl_handle_get(h, DAT_HANDLE_TYPE_EVD);
+	if (!evd)
+		return;
+	other = evd->ia;
+	if (other == ia || !dapl_share_is_open(other) || other->prov != ia->prov)
+		return;
+	for (i = 0; i < l->n; i++)
+		if (l->ia[i] == other)
+			return;
+	l->ia[l->n++] = other;
+}
+
+/* Takes the share lock, then ia's lock and those of the other IAs whose
+ * EVDs the handles name. */
+static void lock_for_evds(struct ia_locks *l, struct dapl_ia *ia,
+			  DAT_EVD_HANDLE a, DAT_EVD_HANDLE b, DAT_EVD_HANDLE c)
+{
+	int i;
+
+	dapl_share_lock();
+	l->n = 0;
+	l->ia[l->n++] = ia;
+	note_foreign(l, ia, a);
+	note_foreign(l, ia, b);
+	note_foreign(l, ia, c);
+	for (i = 0; i < l->n; i++)
+		pthread_mutex_lock(&l->ia[i]->lock);
+}
+
+static void unlock_for_evds(struct ia_locks *l)
+{
+	int i;
+
+	for (i = l->n - 1; i >= 0; i--)
+		pthread_mutex_unlock(&l->ia[i]->lock);
+	dapl_share_unlock();
+}
+
+static bool holds(const struct ia_locks *l, const struct dapl_ia *ia)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->ia[i] == ia)
+			return true;
+	return false;
+}
+
 /* The EVD behind h for one of an EP's roles, with the flag that role
- * needs; NULL h is allowed (*out NULL).  Returns DAT_SUCCESS or the
- * invalid-handle code of that role. */
-static DAT_RETURN evd_for_role(struct dapl_ia *ia, DAT_EVD_HANDLE h,
-			       DAT_EVD_FLAGS need, DAT_RETURN_SUBTYPE sub,
-			       struct dapl_evd **out)
+ * needs; NULL h is allowed (*out NULL).  An EVD of another IA of the same
+ * provider will do, unless DAT_STRICT is set; its IA's lock is among l.
+ * Returns DAT_SUCCESS or the invalid-handle code of that role. */
+static DAT_RETURN evd_for_role(const struct ia_locks *l, struct dapl_ia *ia,
+			       DAT_EVD_HANDLE h, DAT_EVD_FLAGS need,
+			       DAT_RETURN_SUBTYPE sub, struct dapl_evd **out)
 {
 	struct dapl_evd *evd;
 
@@ -115,10 +188,70 @@ static DAT_RETURN evd_for_role(struct dapl_ia *ia, DAT_EVD_HANDLE h,
 	if (h == DAT_HANDLE_NULL)
 		return DAT_SUCCESS;
 	evd = (struct dapl_evd *)dapl_handle_get(h, DAT_HANDLE_TYPE_EVD);
-	if (!evd || evd->ia != ia || !(evd->flags & need))
+	if (!evd || !(evd->flags & need))
+		return DAT_ERROR(DAT_INVALID_HANDLE, sub);
+	if (evd->ia != ia &&
+	    (evd->ia->prov != ia->prov || !holds(l, evd->ia) ||
+	     !dapl_compat_allow(DAPL_COMPAT_SHARED_EVD)))
 		return DAT_ERROR(DAT_INVALID_HANDLE, sub);
 	*out = evd;
 	return DAT_SUCCESS;
+}
+
+/* The IA whose EVDs these are is closing abruptly: EPs of other IAs that
+ * use one of them lose it.  Their transport endpoint goes (what they had
+ * posted is flushed into the EVD's CQ on their device, which the EVD's
+ * teardown drains); a connection, or an attempt at one, ends with
+ * DAT_CONNECTION_EVENT_BROKEN on a connect EVD of their own; dat_ep_query
+ * shows the EVD as NULL.  Share lock held, no IA lock. */
+void dapl_ep_detach_evds_of(struct dapl_ia *ia)
+{
+	struct dapl_ia *other;
+	struct dapl_ep *ep;
+	DAT_EP_STATE st;
+
+	for (other = dapl_share_first(); other; other = dapl_share_next(other)) {
+		if (other == ia || other->prov != ia->prov)
+			continue;
+		pthread_mutex_lock(&other->lock);
+		for (ep = other->eps; ep; ep = ep->next) {
+			bool recv = ep->recv_evd && ep->recv_evd->ia == ia;
+			bool req = ep->request_evd && ep->request_evd->ia == ia;
+			bool conn = ep->connect_evd && ep->connect_evd->ia == ia;
+
+			if (!recv && !req && !conn)
+				continue;
+			st = ep->param.ep_state;
+			if (ep->tep && st == DAT_EP_STATE_CONNECTED)
+				other->ops->disconnect(ep->tep);
+			if (ep->tep)
+				dapl_ep_drop_tep(ep);
+			if (recv) {
+				ep->recv_evd->users--;
+				ep->recv_evd = NULL;
+			}
+			if (req) {
+				ep->request_evd->users--;
+				ep->request_evd = NULL;
+			}
+			if (conn) {
+				ep->connect_evd->users--;
+				ep->connect_evd = NULL;
+			}
+			ep_sync_param(ep);
+			if (st == DAT_EP_STATE_CONNECTED ||
+			    st == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
+			    st == DAT_EP_STATE_COMPLETION_PENDING ||
+			    st == DAT_EP_STATE_DISCONNECT_PENDING) {
+				ep->param.ep_state = DAT_EP_STATE_DISCONNECTED;
+				if (ep->connect_evd)
+					dapl_evd_post_connection(ep->connect_evd,
+						DAT_CONNECTION_EVENT_BROKEN,
+						ep, 0, NULL);
+			}
+		}
+		pthread_mutex_unlock(&other->lock);
+	}
 }
 
 static void link_users(struct dapl_ep *ep, int delta)
@@ -173,6 +306,7 @@ static DAT_RETURN ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
 	struct dapl_evd *recv, *request, *connect;
 	struct dapl_pz *pz = NULL;
 	struct dapl_srq *srq = NULL;
+	struct ia_locks locks;
 	struct dapl_ep *ep;
 	int shift = srq_h != DAT_HANDLE_NULL;
 	DAT_RETURN rc;
@@ -184,7 +318,7 @@ static DAT_RETURN ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
 	if (attr && !attr_ok(ia, attr))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6 + shift);
 
-	pthread_mutex_lock(&ia->lock);
+	lock_for_evds(&locks, ia, recv_h, request_h, connect_h);
 	if (pz_h != DAT_HANDLE_NULL) {
 		pz = (struct dapl_pz *)dapl_handle_get(pz_h, DAT_HANDLE_TYPE_PZ);
 		if (!pz || pz->ia != ia) {
@@ -204,14 +338,14 @@ static DAT_RETURN ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
 			goto out;
 		}
 	}
-	rc = evd_for_role(ia, recv_h, DAT_EVD_DTO_FLAG,
+	rc = evd_for_role(&locks, ia, recv_h, DAT_EVD_DTO_FLAG,
 			  DAT_INVALID_HANDLE_EVD_RECV, &recv);
 	if (rc == DAT_SUCCESS)
-		rc = evd_for_role(ia, request_h,
+		rc = evd_for_role(&locks, ia, request_h,
 				  DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG,
 				  DAT_INVALID_HANDLE_EVD_REQUEST, &request);
 	if (rc == DAT_SUCCESS)
-		rc = evd_for_role(ia, connect_h, DAT_EVD_CONNECTION_FLAG,
+		rc = evd_for_role(&locks, ia, connect_h, DAT_EVD_CONNECTION_FLAG,
 				  DAT_INVALID_HANDLE_EVD_CONN, &connect);
 	if (rc != DAT_SUCCESS)
 		goto out;
@@ -234,7 +368,7 @@ static DAT_RETURN ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
 	ia->eps = ep;
 	*out = ep;
 out:
-	pthread_mutex_unlock(&ia->lock);
+	unlock_for_evds(&locks);
 	return rc;
 }
 
@@ -301,8 +435,11 @@ DAT_RETURN dapl_ep_ensure_tep(struct dapl_ep *ep)
 		return DAT_SUCCESS;
 	if (!ep->pz)
 		return DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_PZ);
-	scq = ep->request_evd ? ep->request_evd->cq : spare_cq(ia);
-	rcq = ep->recv_evd ? ep->recv_evd->cq : spare_cq(ia);
+	/* an EVD of another IA gives a CQ on this IA's device */
+	scq = ep->request_evd ? dapl_evd_cq_for(ep->request_evd, ia) :
+				spare_cq(ia);
+	rcq = ep->recv_evd ? dapl_evd_cq_for(ep->recv_evd, ia) :
+			     spare_cq(ia);
 	if (!scq || !rcq)
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
 	memset(&ta, 0, sizeof(ta));
@@ -444,6 +581,7 @@ DAT_RETURN dapl_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 	struct dapl_evd *recv, *request, *connect;
 	struct dapl_pz *pz;
 	struct dapl_ia *ia;
+	struct ia_locks locks;
 	DAT_EP_ATTR attr;
 	DAT_RETURN rc = DAT_SUCCESS;
 
@@ -454,7 +592,17 @@ DAT_RETURN dapl_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 	if (mask & ~(DAT_EP_PARAM_MASK)EP_MODIFIABLE)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	ia = ep->ia;
-	pthread_mutex_lock(&ia->lock);
+	lock_for_evds(&locks, ia,
+		      (mask & DAT_EP_FIELD_RECV_EVD_HANDLE) ?
+		      param->recv_evd_handle : DAT_HANDLE_NULL,
+		      (mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE) ?
+		      param->request_evd_handle : DAT_HANDLE_NULL,
+		      (mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE) ?
+		      param->connect_evd_handle : DAT_HANDLE_NULL);
+	if (!ep_get(h)) {
+		rc = BAD_EP;
+		goto out;
+	}
 	if (!state_allows_modify(ep->param.ep_state)) {
 		rc = dapl_ep_state_error(ep->param.ep_state);
 		goto out;
@@ -480,14 +628,15 @@ DAT_RETURN dapl_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		}
 	}
 	if (mask & DAT_EP_FIELD_RECV_EVD_HANDLE)
-		rc = evd_for_role(ia, param->recv_evd_handle, DAT_EVD_DTO_FLAG,
+		rc = evd_for_role(&locks, ia, param->recv_evd_handle,
+				  DAT_EVD_DTO_FLAG,
 				  DAT_INVALID_HANDLE_EVD_RECV, &recv);
 	if (rc == DAT_SUCCESS && (mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE))
-		rc = evd_for_role(ia, param->request_evd_handle,
+		rc = evd_for_role(&locks, ia, param->request_evd_handle,
 				  DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG,
 				  DAT_INVALID_HANDLE_EVD_REQUEST, &request);
 	if (rc == DAT_SUCCESS && (mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE))
-		rc = evd_for_role(ia, param->connect_evd_handle,
+		rc = evd_for_role(&locks, ia, param->connect_evd_handle,
 				  DAT_EVD_CONNECTION_FLAG,
 				  DAT_INVALID_HANDLE_EVD_CONN, &connect);
 	if (rc != DAT_SUCCESS)
@@ -530,7 +679,7 @@ DAT_RETURN dapl_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 	ep_sync_param(ep);
 	link_users(ep, +1);
 out:
-	pthread_mutex_unlock(&ia->lock);
+	unlock_for_evds(&locks);
 	return rc;
 }
 
@@ -575,7 +724,7 @@ DAT_RETURN dapl_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return BAD_EP;
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	if (qual == 0 || qual > 0xFFFF)
+	if (!dapl_qual_ok(qual))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	rc = check_connect_args(ep, timeout, size, pdata, qos, 4);
 	if (rc != DAT_SUCCESS)

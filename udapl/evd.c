@@ -113,21 +113,19 @@ static void ring_pop(struct dapl_evd *evd, DAT_EVENT *ev)
 
 /* Moves completions from the CQ into the ring while it has room; returns
  * how many events that added.  evd->lock held. */
-static int evd_fill(struct dapl_evd *evd)
+static int fill_from(struct dapl_evd *evd, struct dapl_tcq *cq)
 {
 	struct dapl_twc wc[EVD_POLL_BATCH];
 	struct dapl_dto_slot *hold;
 	DAT_EVENT ev;
 	int added = 0, room, n, i;
 
-	if (!evd->cq)
-		return 0;
 	while ((room = evd->qlen - evd->count) > 0) {
 		if (room > EVD_POLL_BATCH)
 			room = EVD_POLL_BATCH;
 		/* A transport error reads as empty; it shows up again on the
 		 * next poll and on the EP's connection. */
-		n = evd->ia->ops->cq_poll(evd->cq, wc, room);
+		n = evd->ia->ops->cq_poll(cq, wc, room);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++) {
@@ -143,17 +141,67 @@ static int evd_fill(struct dapl_evd *evd)
 	return added;
 }
 
+/* The EVD's own CQ first, then the ones on other IAs' devices (all of one
+ * provider, so of one transport: evd->ia->ops drives them all). */
+static int evd_fill(struct dapl_evd *evd)
+{
+	struct dapl_xcq *x;
+	int added = 0;
+
+	if (evd->cq)
+		added += fill_from(evd, evd->cq);
+	for (x = evd->xcqs; x; x = x->next)
+		added += fill_from(evd, x->cq);
+	return added;
+}
+
 /* First half of the transport's no-lost-wakeup protocol: ack a
  * notification the wait fd still holds, then arm.  The caller polls once
- * more before it sleeps.  evd->lock held, evd->cq set. */
-static void evd_arm(struct dapl_evd *evd)
+ * more before it sleeps.  evd->lock held. */
+static void arm_cq(struct dapl_evd *evd, struct dapl_tcq *cq)
 {
 	const struct udapl_transport_ops *ops = evd->ia->ops;
-	struct pollfd p = { .fd = ops->cq_wait_fd(evd->cq), .events = POLLIN };
+	struct pollfd p = { .fd = ops->cq_wait_fd(cq), .events = POLLIN };
 
 	if (poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
-		ops->cq_ack(evd->cq);
-	ops->cq_arm(evd->cq, 0);
+		ops->cq_ack(cq);
+	ops->cq_arm(cq, 0);
+}
+
+/* Arms every CQ of the EVD and puts their wait fds in pfd (at most room);
+ * returns how many CQs it has.  evd->lock held. */
+static int evd_arm(struct dapl_evd *evd, struct pollfd *pfd, int room)
+{
+	const struct udapl_transport_ops *ops = evd->ia->ops;
+	struct dapl_xcq *x;
+	int n = 0;
+
+	if (evd->cq) {
+		arm_cq(evd, evd->cq);
+		if (n < room)
+			pfd[n] = (struct pollfd){ .fd = ops->cq_wait_fd(evd->cq),
+						  .events = POLLIN };
+		n++;
+	}
+	for (x = evd->xcqs; x; x = x->next) {
+		arm_cq(evd, x->cq);
+		if (n < room)
+			pfd[n] = (struct pollfd){ .fd = ops->cq_wait_fd(x->cq),
+						  .events = POLLIN };
+		n++;
+	}
+	return n;
+}
+
+/* How many CQs the EVD has.  evd->lock held. */
+static int evd_ncq(const struct dapl_evd *evd)
+{
+	const struct dapl_xcq *x;
+	int n = evd->cq ? 1 : 0;
+
+	for (x = evd->xcqs; x; x = x->next)
+		n++;
+	return n;
 }
 
 /* ---- posting ------------------------------------------------------------- */
@@ -277,15 +325,90 @@ DAT_RETURN dapl_evd_post_async_reason(struct dapl_ia *ia, DAT_EVENT_NUMBER num,
 /* Gives back what an EVD holds once nobody can reach it. */
 /* Completions still in the CQ (flushes of EPs already gone) are
  * converted and dropped, so what they hold is given back. */
-static void cq_drain(struct dapl_evd *evd)
+static void cq_drain(struct dapl_evd *evd, struct dapl_tcq *cq)
 {
 	struct dapl_twc wc[EVD_POLL_BATCH];
 	DAT_EVENT ev;
 	int n, i;
 
-	while ((n = evd->ia->ops->cq_poll(evd->cq, wc, EVD_POLL_BATCH)) > 0)
+	while ((n = evd->ia->ops->cq_poll(cq, wc, EVD_POLL_BATCH)) > 0)
 		for (i = 0; i < n; i++)
 			dapl_dto_wc_to_event(evd, &wc[i], &ev, NULL);
+}
+
+/* Drops the CQ *pp points at (what it still holds is given back).
+ * evd->lock held. */
+static void xcq_destroy(struct dapl_evd *evd, struct dapl_xcq **pp)
+{
+	struct dapl_xcq *x = *pp;
+
+	*pp = x->next;
+	cq_drain(evd, x->cq);
+	evd->ia->ops->cq_destroy(x->cq);
+	free(x);
+}
+
+struct dapl_tcq *dapl_evd_cq_for(struct dapl_evd *evd, struct dapl_ia *ia)
+{
+	struct dapl_tcq *cq = NULL;
+	struct dapl_xcq *x;
+
+	if (evd->ia == ia)
+		return evd->cq;
+	/* An EP of another IA of the provider: its transport endpoint can
+	 * only complete into a CQ of its own device, so the EVD gets one
+	 * there and polls it with its own. */
+	pthread_mutex_lock(&evd->lock);
+	for (x = evd->xcqs; x; x = x->next)
+		if (x->ia == ia)
+			break;
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (x && ia->ops->cq_create(ia->dev, (uint32_t)evd->qlen,
+					    &x->cq) == 0) {
+			x->ia = ia;
+			x->next = evd->xcqs;
+			evd->xcqs = x;
+			/* a waiter sleeps on the old set of CQs */
+			if (evd->waiting)
+				fd_signal(evd->event_fd);
+		} else {
+			free(x);
+			x = NULL;
+		}
+	}
+	if (x)
+		cq = x->cq;
+	pthread_mutex_unlock(&evd->lock);
+	return cq;
+}
+
+void dapl_evd_drop_xcqs_of(struct dapl_ia *ia)
+{
+	struct dapl_xcq **pp;
+	struct dapl_evd *evd;
+	struct dapl_ia *other;
+
+	for (other = dapl_share_first(); other; other = dapl_share_next(other)) {
+		if (other == ia || other->prov != ia->prov)
+			continue;
+		pthread_mutex_lock(&other->lock);
+		for (evd = other->evds; evd; evd = evd->next) {
+			pthread_mutex_lock(&evd->lock);
+			for (pp = &evd->xcqs; *pp;) {
+				if ((*pp)->ia == ia) {
+					xcq_destroy(evd, pp);
+					/* a waiter sleeps on the old set */
+					if (evd->waiting)
+						fd_signal(evd->event_fd);
+				} else {
+					pp = &(*pp)->next;
+				}
+			}
+			pthread_mutex_unlock(&evd->lock);
+		}
+		pthread_mutex_unlock(&other->lock);
+	}
 }
 
 static void evd_release(struct dapl_evd *evd)
@@ -325,10 +448,14 @@ static bool evd_teardown(struct dapl_evd *evd)
 		evd->cno = NULL;
 	}
 	if (evd->cq) {
-		cq_drain(evd);
+		cq_drain(evd, evd->cq);
 		ia->ops->cq_destroy(evd->cq);
 		evd->cq = NULL;
 	}
+	/* Every EP of another IA has let go (users 0, or its IA's close
+	 * detached them first), so their CQs go too. */
+	while (evd->xcqs)
+		xcq_destroy(evd, &evd->xcqs);
 	if (!evd->waiting)
 		return false;
 	/* Stale from now on; the memory stays until the sleeper leaves. */
@@ -626,6 +753,18 @@ DAT_RETURN dapl_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT *event)
 	return evd_enqueue(evd, event, false);
 }
 
+/* "Nothing queued" from dat_evd_dequeue: OpenFabrics-era programs compare
+ * the result with DAT_QUEUE_EMPTY itself, so that is what they get; strict
+ * mode sets the error class bit like every other failure (libdat(7)).
+ * Nothing is let through here, so nothing is logged: polling programs
+ * meet this all the time. */
+static DAT_RETURN queue_empty(void)
+{
+	if (!dapl_strict())
+		return DAT_QUEUE_EMPTY;
+	return DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE);
+}
+
 DAT_RETURN dapl_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 {
 	struct dapl_evd *evd = evd_get(evd_handle);
@@ -642,7 +781,7 @@ DAT_RETURN dapl_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT *event)
 		if (evd->count == 0)
 			evd_fill(evd);
 		if (evd->count == 0)
-			ret = DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE);
+			ret = queue_empty();
 		else
 			ring_pop(evd, event);
 	}
@@ -657,10 +796,11 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	struct dapl_evd *evd = evd_get(evd_handle);
 	bool forever = timeout == DAT_TIMEOUT_INFINITE;
 	uint64_t deadline = 0, now = 0, left;
-	struct pollfd pfd[2];
+	struct pollfd pfd_few[4], *pfd = pfd_few, *more;
+	int cap = 4;
 	struct timespec ts;
 	DAT_RETURN ret;
-	int nfds, rc, err;
+	int nfds, ncq, rc, err;
 
 	if (!evd)
 		return ERR_HANDLE1;
@@ -699,16 +839,28 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			ret = DAT_ERROR(DAT_TIMEOUT_EXPIRED, DAT_NO_SUBTYPE);
 			break;
 		}
-		nfds = 0;
-		pfd[nfds++] = (struct pollfd){ .fd = evd->event_fd,
-					       .events = POLLIN };
-		if (evd->cq) {
-			evd_arm(evd);
+		ncq = evd_ncq(evd);
+		if (ncq + 1 > cap) {
+			/* an EVD shared with other IAs has one CQ per IA */
+			more = malloc((size_t)(ncq + 1) * sizeof(*more));
+			if (!more) {
+				*nmore = evd->count;
+				ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
+						DAT_RESOURCE_MEMORY);
+				break;
+			}
+			if (pfd != pfd_few)
+				free(pfd);
+			pfd = more;
+			cap = ncq + 1;
+		}
+		pfd[0] = (struct pollfd){ .fd = evd->event_fd,
+					  .events = POLLIN };
+		nfds = 1;
+		if (ncq) {
+			nfds += evd_arm(evd, pfd + 1, cap - 1);
 			if (evd_fill(evd) > 0 && evd->count >= threshold)
 				continue;
-			pfd[nfds++] = (struct pollfd){
-				.fd = evd->ia->ops->cq_wait_fd(evd->cq),
-				.events = POLLIN };
 		}
 		if (!forever) {
 			left = deadline - now;
@@ -723,6 +875,8 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			/* freed or its IA closed while we slept */
 			pthread_mutex_unlock(&evd->lock);
 			evd_release(evd);
+			if (pfd != pfd_few)
+				free(pfd);
 			return DAT_ERROR(DAT_ABORT, DAT_NO_SUBTYPE);
 		}
 		if (pfd[0].revents & POLLIN)
@@ -746,24 +900,39 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	}
 	evd->waiting = false;
 	pthread_mutex_unlock(&evd->lock);
+	if (pfd != pfd_few)
+		free(pfd);
 	return ret;
 }
 
 /* ---- for cno.c ----------------------------------------------------------- */
 
-int dapl_evd_cno_arm(struct dapl_evd *evd, struct dapl_cno *cno)
+bool dapl_evd_cno_ready(struct dapl_evd *evd, struct dapl_cno *cno)
 {
-	int fd = -1;
+	bool ready;
+
+	pthread_mutex_lock(&evd->lock);
+	ready = evd->cno == cno && evd->enabled && !evd->waiting;
+	if (ready && evd->count == 0)
+		evd_fill(evd);
+	ready = ready && evd->count > 0;
+	pthread_mutex_unlock(&evd->lock);
+	return ready;
+}
+
+int dapl_evd_cno_arm(struct dapl_evd *evd, struct dapl_cno *cno,
+		     struct pollfd *pfd, int room)
+{
+	int n = 0;
 
 	pthread_mutex_lock(&evd->lock);
 	/* A disabled EVD, or one a thread waits on directly, does not
 	 * notify its CNO (dat_cno_wait(3), dat_evd_enable(3)). */
-	if (evd->cno == cno && evd->enabled && !evd->waiting && evd->cq) {
-		evd_arm(evd);
-		if (evd_fill(evd) > 0)
+	if (evd->cno == cno && evd->enabled && !evd->waiting) {
+		n = evd_arm(evd, pfd, room);
+		if (n && evd_fill(evd) > 0)
 			dapl_cno_trigger(cno, evd);
-		fd = evd->ia->ops->cq_wait_fd(evd->cq);
 	}
 	pthread_mutex_unlock(&evd->lock);
-	return fd;
+	return n;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,17 @@ static void ia_release(struct dapl_ia *ia)
 		ia->ops->dev_close(ia->dev);
 	pthread_mutex_destroy(&ia->lock);
 	dapl_handle_free(ia);
+}
+
+void dapl_ia_pin(struct dapl_ia *ia)
+{
+	atomic_fetch_add(&ia->pins, 1);
+}
+
+void dapl_ia_unpin(struct dapl_ia *ia)
+{
+	if (atomic_fetch_sub(&ia->pins, 1) == 1)
+		ia_release(ia);
 }
 
 /* What a transport's dev_open failure means to the consumer (dat_ia_open(3)):
@@ -97,6 +109,7 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	ia->prov = prov;
 	ia->ops = prov->ops;
 	ia->wake_fd = -1;
+	atomic_init(&ia->pins, 1);
 	pthread_mutex_init(&ia->lock, NULL);
 
 	err = ia->ops->dev_open(prov->ia_params, &ia->dev, why, sizeof(why));
@@ -133,6 +146,9 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		ia_release(ia);
 		return dapl_errno_to_dat(err);
 	}
+	dapl_share_lock();
+	dapl_share_add(ia);
+	dapl_share_unlock();
 	*async_evd = evd;
 	*ia_out = ia;
 	return DAT_SUCCESS;
@@ -172,6 +188,15 @@ DAT_RETURN dapl_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 	/* No connection event may arrive while the objects go away. */
 	dapl_cm_stop(ia);
 
+	/* Other IAs of the provider may use our EVDs, and our EVDs may
+	 * have CQs on their devices, or theirs on ours (libdat(7)): under
+	 * the share lock, nobody binds to us any more, their EPs let go of
+	 * our EVDs first, and their EVDs drop their CQs on our device
+	 * before it closes. */
+	dapl_share_lock();
+	dapl_share_remove(ia);
+	dapl_ep_detach_evds_of(ia);
+
 	pthread_mutex_lock(&ia->lock);
 	while (ia->crs)
 		dapl_cr_destroy(ia->crs);
@@ -195,8 +220,13 @@ DAT_RETURN dapl_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 		ia->ops->cq_destroy(ia->spare_cq);
 	dapl_lmr_table_free(ia);
 	ia->async_evd = NULL;
+	/* The handle dies now; the memory goes with the last pin (a
+	 * dat_cno_wait that was woken by the close may still hold one). */
+	ia->h.magic = DAPL_MAGIC_DEAD;
 	pthread_mutex_unlock(&ia->lock);
-	ia_release(ia);
+	dapl_evd_drop_xcqs_of(ia);
+	dapl_share_unlock();
+	dapl_ia_unpin(ia);
 	return DAT_SUCCESS;
 }
 

@@ -116,12 +116,15 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 
 	pthread_mutex_lock(&ia->lock);
 	if (type == DAT_MEM_TYPE_VIRTUAL) {
-		if (!desc.for_va) {
-			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-			goto out;
-		}
+		/* The length first: a zero-length region is an invalid length
+		 * wherever it is, NULL included (DAT 1.2 names
+		 * DAT_INVALID_PARAMETER; the subtype names the argument). */
 		if (len == 0) {
 			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+			goto out;
+		}
+		if (!desc.for_va) {
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 			goto out;
 		}
 		addr = (uint64_t)(uintptr_t)desc.for_va;

@@ -19,13 +19,23 @@ struct dapl_evd *dapl_sp_evd(struct dapl_ia *ia, DAT_EVD_HANDLE h)
 	return evd;
 }
 
+/* Whether qual may name a service point or a connect's target: nonzero,
+ * and 16 bits unless wide qualifiers are allowed (libdat(7)). */
+bool dapl_qual_ok(DAT_CONN_QUAL qual)
+{
+	if (qual == 0)
+		return false;
+	return qual <= 0xFFFF || dapl_compat_allow(DAPL_COMPAT_WIDE_QUAL);
+}
+
 /* Starts listening on *qual (0 = any) and links a new service point.
- * ia->lock held. */
+ * The service point keeps the consumer's qualifier; the transport listens
+ * on its port (dapl_qual_port).  ia->lock held. */
 DAT_RETURN dapl_sp_listen(struct dapl_ia *ia, DAT_HANDLE_TYPE type,
 			  DAT_CONN_QUAL *qual, struct dapl_evd *evd,
 			  struct dapl_sp **out)
 {
-	uint16_t port = (uint16_t)*qual;
+	uint16_t port = dapl_qual_port(*qual);
 	struct dapl_sp *sp;
 	int err;
 
@@ -40,12 +50,13 @@ DAT_RETURN dapl_sp_listen(struct dapl_ia *ia, DAT_HANDLE_TYPE type,
 		return dapl_errno_to_dat(err);
 	}
 	sp->ia = ia;
-	sp->conn_qual = port;
+	/* "any" gives a port, which is its own qualifier */
+	sp->conn_qual = *qual ? *qual : port;
 	sp->evd = evd;
 	evd->users++;
 	sp->next = ia->sps;
 	ia->sps = sp;
-	*qual = port;
+	*qual = sp->conn_qual;
 	*out = sp;
 	return DAT_SUCCESS;
 }
@@ -112,8 +123,9 @@ DAT_RETURN dapl_psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
 			   DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
 			   DAT_PSP_HANDLE *psp)
 {
-	/* Connection qualifiers are transport ports: 16 bits. */
-	if (qual == 0 || qual > 0xFFFF)
+	/* Connection qualifiers are transport ports; wider ones are
+	 * folded onto the port space unless DAT_STRICT is set. */
+	if (!dapl_qual_ok(qual))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	return psp_create(ia, &qual, evd, flags, psp);
 }

@@ -18,7 +18,7 @@ DAT_RETURN dapl_rsp_create(DAT_IA_HANDLE ia_h, DAT_CONN_QUAL qual,
 
 	if (!ia)
 		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
-	if (qual == 0 || qual > 0xFFFF)
+	if (!dapl_qual_ok(qual))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	if (!out)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);

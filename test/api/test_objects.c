@@ -1640,8 +1640,7 @@ START_TEST(ep_connect_argument_checks)
 		      DAT_CONNECT_DEFAULT_FLAG), HX_ARG(2));
 	HX_RC(CONNECT(a, 0, HX_CONNECT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
 		      DAT_CONNECT_DEFAULT_FLAG), HX_ARG(3));
-	HX_RC(CONNECT(a, 65536, HX_CONNECT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
-		      DAT_CONNECT_DEFAULT_FLAG), HX_ARG(3));
+	/* qualifiers above 65535: test_compat.c (accepted unless DAT_STRICT) */
 	HX_RC(CONNECT(a, qual, 0, 0, NULL, DAT_QOS_BEST_EFFORT,
 		      DAT_CONNECT_DEFAULT_FLAG), HX_ARG(4));
 	HX_RC(CONNECT(a, qual, HX_CONNECT_US, -1, pdata, DAT_QOS_BEST_EFFORT,
@@ -1774,7 +1773,7 @@ START_TEST(psp_and_rsp_create_and_query)
 	struct hx_ep e;
 
 	HX_RC(dat_psp_create(x.ia, 0, x.cr, DAT_PSP_CONSUMER_FLAG, &out), HX_ARG(2));
-	HX_RC(dat_psp_create(x.ia, 65536, x.cr, DAT_PSP_CONSUMER_FLAG, &out), HX_ARG(2));
+	/* qualifiers above 65535: test_compat.c (accepted unless DAT_STRICT) */
 	HX_RC(dat_psp_create(x.ia, hx_free_qual(&x), x.cr, (DAT_PSP_FLAGS)2, &out), HX_ARG(4));
 
 	psp = hx_psp_any(&x, DAT_PSP_PROVIDER_FLAG, &qual);

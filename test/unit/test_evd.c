@@ -19,6 +19,9 @@
 #define E_HCNO DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO)
 #define E_HIA DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA)
 #define E_EMPTY DAT_ERROR(DAT_QUEUE_EMPTY, DAT_NO_SUBTYPE)
+/* dat_evd_dequeue's "empty" carries no class bit unless DAT_STRICT is set
+ * (libdat(7)) */
+#define E_DQ_EMPTY ((DAT_RETURN)DAT_QUEUE_EMPTY)
 #define E_FULL DAT_ERROR(DAT_QUEUE_FULL, DAT_NO_SUBTYPE)
 #define E_TIMEOUT DAT_ERROR(DAT_TIMEOUT_EXPIRED, DAT_NO_SUBTYPE)
 #define E_WAITER DAT_ERROR(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER)
@@ -30,6 +33,7 @@
 #define FAKE_CQ_DEPTH 64
 
 struct dapl_tcq {
+	struct dapl_tdev *dev;       /* the device it was made on */
 	pthread_mutex_t lock;
 	int fd;                      /* readable once armed and fed */
 	bool armed;
@@ -46,12 +50,13 @@ static int fake_cq_create(struct dapl_tdev *dev, uint32_t depth,
 {
 	struct dapl_tcq *cq;
 
-	(void)dev; (void)depth;
+	(void)depth;
 	if (cq_create_error)
 		return cq_create_error;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
+	cq->dev = dev;
 	pthread_mutex_init(&cq->lock, NULL);
 	cq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	cq_created++;
@@ -210,6 +215,17 @@ DAT_RETURN dapl_errno_to_dat(int err)
 	if (err == -ENOMEM)
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
 	return DAT_ERROR(DAT_INTERNAL_ERROR, 0);
+}
+
+/* dat_cno_wait pins the IA across its sleeps; the fake IA never goes. */
+void dapl_ia_pin(struct dapl_ia *ia)
+{
+	(void)ia;
+}
+
+void dapl_ia_unpin(struct dapl_ia *ia)
+{
+	(void)ia;
 }
 
 void dapl_log(const char *fmt, ...)
@@ -496,7 +512,7 @@ START_TEST(dequeue_empty)
 	DAT_EVD_HANDLE evd = make_evd(4, NULL, DAT_EVD_SOFTWARE_FLAG);
 	DAT_EVENT ev;
 
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_DQ_EMPTY);
 	ck_assert_uint_eq(DAT_GET_TYPE(dapl_evd_dequeue(evd, &ev)),
 			  DAT_QUEUE_EMPTY);
 	ck_assert_uint_eq(dapl_evd_dequeue(evd, NULL), E_ARG(2));
@@ -522,14 +538,14 @@ START_TEST(post_se_then_dequeue)
 	ck_assert_int_eq(out.event_number, DAT_SOFTWARE_EVENT);
 	ck_assert_ptr_eq(out.evd_handle, evd);
 	ck_assert_ptr_eq(out.event_data.software_event_data.pointer, &payload);
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &out), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &out), E_DQ_EMPTY);
 
 	ck_assert_uint_eq(dapl_evd_post_se(evd, NULL), E_ARG(2));
 	in.event_number = DAT_CONNECTION_EVENT_ESTABLISHED;
 	ck_assert_uint_eq(dapl_evd_post_se(evd, &in), E_ARG(2));
 	ck_assert_uint_eq(post_sw(dto, 1), E_ARG(1));
 	ck_assert_uint_eq(post_sw(NULL, 1), E_H1);
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &out), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &out), E_DQ_EMPTY);
 }
 END_TEST
 
@@ -662,7 +678,7 @@ START_TEST(one_waiter_at_a_time)
 	ck_assert_uint_eq(tag_of(&w.ev), 9);
 	ck_assert_int_eq(w.nmore, 0);
 	/* the EVD is free again */
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_DQ_EMPTY);
 }
 END_TEST
 
@@ -691,7 +707,7 @@ START_TEST(cq_events_dequeue_after_software_events)
 	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
 	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
 			  .user_cookie.as_64, 12);
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_DQ_EMPTY);
 }
 END_TEST
 
@@ -711,9 +727,9 @@ START_TEST(cq_completions_beyond_the_ring_wait_in_the_cq)
 		ck_assert_uint_eq(ev.event_data.dto_completion_event_data
 				  .user_cookie.as_64, i);
 	}
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_DQ_EMPTY);
 	/* nothing overflowed */
-	ck_assert_uint_eq(dapl_evd_dequeue(fake_ia.async_evd, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(fake_ia.async_evd, &ev), E_DQ_EMPTY);
 }
 END_TEST
 
@@ -803,7 +819,7 @@ START_TEST(overflow_reported_once_on_async_evd)
 	ck_assert_ptr_eq(ev.event_data.asynch_error_event_data.dat_handle, evd);
 	ck_assert_int_eq(ev.event_data.asynch_error_event_data.reason,
 			 DAT_EVD_OVERFLOW_ERROR);
-	ck_assert_uint_eq(dapl_evd_dequeue(async, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(async, &ev), E_DQ_EMPTY);
 
 	/* the queue kept the first two, in order */
 	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
@@ -820,7 +836,7 @@ START_TEST(overflow_reported_once_on_async_evd)
 	ck_assert_int_eq(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
 	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
 	ck_assert_int_eq(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_DQ_EMPTY);
 }
 END_TEST
 
@@ -833,7 +849,7 @@ START_TEST(software_overflow_is_queue_full_only)
 
 	ck_assert_uint_eq(post_sw(evd, 1), DAT_SUCCESS);
 	ck_assert_uint_eq(post_sw(evd, 2), E_FULL);
-	ck_assert_uint_eq(dapl_evd_dequeue(async, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(async, &ev), E_DQ_EMPTY);
 	ck_assert_int_eq(log_count, 0);
 	/* the async EVD itself overflows quietly */
 	for (i = 0; i < 4; i++)
@@ -1065,7 +1081,7 @@ START_TEST(cno_wait_sees_cq_completions)
 	ck_assert_uint_eq(dapl_evd_dequeue(dto, &ev), DAT_SUCCESS);
 	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
 			  .user_cookie.as_64, 6);
-	ck_assert_uint_eq(dapl_evd_dequeue(dto, &ev), E_EMPTY);
+	ck_assert_uint_eq(dapl_evd_dequeue(dto, &ev), E_DQ_EMPTY);
 	/* its notification was left for the next arm: no stale wakeup */
 	ck_assert_uint_eq(dapl_cno_wait(cno, 10000, &hint), E_EMPTY);
 	ck_assert_ptr_null(hint);
@@ -1219,6 +1235,88 @@ START_TEST(modify_cno_moves_users)
 }
 END_TEST
 
+/* ---- an EVD shared with another IA of the provider ------------------------ */
+
+/* An EP of another IA completes into a CQ the EVD has on that IA's device
+ * (libdat(7)): made once, not the EVD's own; dequeue, a direct waiter and
+ * the EVD's CNO all see its completions; when that IA goes, the CQ goes
+ * and the EVD keeps its own. */
+START_TEST(evd_polls_its_cq_on_another_ia)
+{
+	static struct dapl_ia ia2;
+	static char dev2;
+	DAT_CNO_HANDLE cno = make_cno(DAT_OS_WAIT_PROXY_AGENT_NULL);
+	DAT_EVD_HANDLE evd = make_evd(8, cno, DAT_EVD_DTO_FLAG);
+	struct dapl_tcq *own = last_cq, *x;
+	struct waiter w;
+	DAT_EVENT ev;
+
+	memset(&ia2, 0, sizeof(ia2));
+	ia2.prov = &fake_prov;
+	ia2.ops = &fake_ops;
+	ia2.dev = (struct dapl_tdev *)&dev2;
+	pthread_mutex_init(&ia2.lock, NULL);
+
+	pthread_mutex_lock(&ia2.lock);
+	x = dapl_evd_cq_for(evd, &ia2);
+	ck_assert_ptr_eq(dapl_evd_cq_for(evd, &ia2), x);
+	pthread_mutex_unlock(&ia2.lock);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_ptr_ne(x, own);
+	ck_assert_ptr_eq(x->dev, (struct dapl_tdev *)&dev2);
+	ck_assert_ptr_eq(own->dev, fake_ia.dev);
+	ck_assert_ptr_eq(dapl_evd_cq_for(evd, &fake_ia), own);
+
+	/* dequeue polls it */
+	cq_push(x, 7, 10);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
+	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
+			  .user_cookie.as_64, 7);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), E_DQ_EMPTY);
+
+	/* a waiter sleeps on it too */
+	start(&w, evd_waiter, evd, 1);
+	until_evd_waiting(evd);
+	while (!cq_armed(x))
+		sched_yield();
+	cq_push(x, 8, 0);
+	finish(&w);
+	ck_assert_uint_eq(w.ret, DAT_SUCCESS);
+	ck_assert_uint_eq(w.ev.event_data.dto_completion_event_data
+			  .user_cookie.as_64, 8);
+
+	/* and so does the EVD's CNO */
+	start(&w, cno_waiter, cno, 0);
+	until_cno_waiting(cno);
+	while (!cq_armed(x))
+		sched_yield();
+	cq_push(x, 9, 0);
+	finish(&w);
+	ck_assert_uint_eq(w.ret, DAT_SUCCESS);
+	ck_assert_ptr_eq(w.hint, evd);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
+	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
+			  .user_cookie.as_64, 9);
+
+	/* ia2 goes: the CQ on its device goes, the EVD's own stays */
+	dapl_share_lock();
+	dapl_share_add(&fake_ia);
+	dapl_share_add(&ia2);
+	dapl_share_remove(&ia2);
+	ck_assert_int_eq(cq_destroyed, 0);
+	dapl_evd_drop_xcqs_of(&ia2);
+	ck_assert_int_eq(cq_destroyed, 1);
+	dapl_share_remove(&fake_ia);
+	dapl_share_unlock();
+	ck_assert_ptr_null(((struct dapl_evd *)evd)->xcqs);
+	cq_push(own, 10, 0);
+	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
+	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
+			  .user_cookie.as_64, 10);
+	pthread_mutex_destroy(&ia2.lock);
+}
+END_TEST
+
 /* ---- teardown with sleepers ---------------------------------------------- */
 
 START_TEST(free_or_close_wakes_evd_waiter_with_abort)
@@ -1354,6 +1452,7 @@ int main(void)
 	tcase_add_test(tc, free_in_use);
 	tcase_add_test(tc, freed_handles_are_invalid);
 	tcase_add_test(tc, modify_cno_moves_users);
+	tcase_add_test(tc, evd_polls_its_cq_on_another_ia);
 	tcase_add_test(tc, free_or_close_wakes_evd_waiter_with_abort);
 	tcase_add_test(tc, close_wakes_cno_waiter_with_null);
 	tcase_add_test(tc, connection_cr_and_async_events);

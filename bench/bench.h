@@ -86,9 +86,9 @@ extern const char *bench_role;  /* "server" or "client" */
 
 /* The raw libfabric stack (raw_ofi_bench.c).  The server listens on
  * 127.0.0.1 and an ephemeral port, reported in *port; the client connects
- * to it.  delivery_complete: RDMA Writes complete once placed at the
- * target (fi_writemsg FI_DELIVERY_COMPLETE, what libdat's ofi provider
- * asks for) instead of once handed to the kernel. */
+ * to it.  delivery_complete: Sends and RDMA Writes complete once placed
+ * at the target (FI_DELIVERY_COMPLETE, what libdat's ofi provider asks
+ * for by default) instead of once handed to the kernel. */
 struct raw_listener;
 struct raw_listener *raw_listen(const char *prov, uint16_t *port);
 void raw_accept(struct raw_listener *l, struct bench_conn *c,

@@ -27,10 +27,11 @@
  * value: for latency the median (p50) of the per-iteration half round
  * trips, for bandwidth bytes over time.
  *
- * RDMA Write completions mean "placed at the target" on both sides:
- * libdat's ofi provider posts fi_writemsg(FI_DELIVERY_COMPLETE) and so
- * does the raw side (-W tx makes raw use transmit completion instead, for
- * reference; the ratio is then not like with like).
+ * Send and RDMA Write completions mean "placed at the target" on both
+ * sides: libdat's ofi provider posts them with FI_DELIVERY_COMPLETE and so
+ * does the raw side.  -W tx makes raw use transmit completion instead;
+ * with DAPL_OFI_COMPLETION=transmit in the environment libdat does too
+ * (bench/delivery-cost.sh compares the two).
  *
  * Exit status: 0; 1 on any failure; 3 when libdat answered
  * DAT_NOT_IMPLEMENTED (its LMR or DTO calls are not there yet); -R
@@ -1138,9 +1139,9 @@ static void usage(int status)
 		"  -m list      waits: poll,block (default both)\n"
 		"  -i ia        DAT interface adapter (default ofi-tcp; dat.conf from\n"
 		"               DAT_OVERRIDE)\n"
-		"  -W dc|tx     raw RDMA Write completion: dc = placed at the target\n"
+		"  -W dc|tx     raw Send/RDMA Write completion: dc = placed at the target\n"
 		"               (FI_DELIVERY_COMPLETE, as libdat; default), tx = handed to\n"
-		"               the kernel (for reference: not like with like)\n"
+		"               the kernel (like libdat with DAPL_OFI_COMPLETION=transmit)\n"
 		"  -R           raw libfabric only (no DAT)\n"
 		"  -D           DAT only (no raw libfabric; for profiling libdat)\n"
 		"  -Q           do not wait for a quiet machine before each measurement\n"
@@ -1289,7 +1290,7 @@ int main(int argc, char **argv)
 	int fds[2], status[2] = { -1, -1 }, killed[2] = { 0, 0 }, done = 0, i;
 	int notimpl = 0, failed = 0;
 	char buf[64];
-	const char *ov = getenv("DAT_OVERRIDE");
+	const char *ov = getenv("DAT_OVERRIDE"), *dat_tx;
 
 	parse_opts(argc, argv);
 	signal(SIGALRM, on_alarm);
@@ -1302,10 +1303,12 @@ int main(int argc, char **argv)
 	printf("dat_bench: DAT %s vs raw libfabric %s %s, 127.0.0.1, %s\n",
 	       opt.raw_only ? "(skipped, -R)" : opt.ia, raw_version(),
 	       opt.dat_only ? "(skipped, -D)" : opt.prov, buf);
+	dat_tx = getenv("DAPL_OFI_COMPLETION");
+	dat_tx = dat_tx && strcmp(dat_tx, "transmit") == 0 ? "transmit" : "delivery";
 	printf("dat_bench: median of %d repetitions; latency %ld iterations polling, %ld blocking;"
-	       " write window %d, RDMA Write completion: DAT delivery, raw %s\n",
-	       opt.reps, lat_iters(BENCH_POLL), lat_iters(BENCH_BLOCK), opt.window,
-	       opt.raw_dc ? "delivery (like with like)" : "transmit (reference only)");
+	       " write window %d, Send/RDMA Write completion: DAT %s, raw %s\n",
+	       opt.reps, lat_iters(BENCH_POLL), lat_iters(BENCH_BLOCK), opt.window, dat_tx,
+	       opt.raw_dc ? "delivery" : "transmit");
 	printf("dat_bench: latency = half round trip (lower is better), bandwidth in GB/s = 1e9 B/s"
 	       " (higher is better)\n");
 	if (!opt.raw_only && !ov)

@@ -7,9 +7,9 @@
  *    FI_THREAD_SAFE, tx/rx size 1024;
  *  - a send CQ and a receive CQ (libdat: the request EVD and the receive
  *    EVD), FI_CQ_FORMAT_MSG, FI_WAIT_FD;
- *  - fi_sendmsg / fi_recvmsg with FI_COMPLETION, and RDMA Writes with
- *    fi_writemsg(FI_COMPLETION | FI_DELIVERY_COMPLETE) (unless the run
- *    asks for transmit completion, -W tx);
+ *  - fi_recvmsg with FI_COMPLETION, and fi_sendmsg / fi_writemsg with
+ *    FI_COMPLETION | FI_DELIVERY_COMPLETE (unless the run asks for
+ *    transmit completion, -W tx, as libdat with DAPL_OFI_COMPLETION=transmit);
  *  - busy-poll = fi_cq_read in a loop, blocking = fi_cq_sread.
  *
  * tcp in libfabric 1.17 has no progress thread: data moves only inside
@@ -63,7 +63,7 @@ struct raw_conn {
 	void *buf;
 	size_t buflen;
 	struct bench_remote peer;
-	uint64_t write_flags;
+	uint64_t tx_flags;
 	/* memory-wait helper */
 	pthread_t helper;
 	int helper_on;
@@ -183,7 +183,7 @@ static void conn_setup(struct raw_conn *r, struct bench_conn *c,
 	int i;
 
 	r->buf = bench_alloc(max_size, &r->buflen);
-	r->write_flags = FI_COMPLETION |
+	r->tx_flags = FI_COMPLETION |
 			 (delivery_complete ? FI_DELIVERY_COMPLETE : 0);
 	FI_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
 	FI_CHECK(fi_mr_reg(r->domain, r->buf, r->buflen,
@@ -288,7 +288,7 @@ static void raw_post_send(struct bench_conn *c, size_t len)
 		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
 	};
 
-	FI_CHECK(fi_sendmsg(r->ep, &msg, FI_COMPLETION));
+	FI_CHECK(fi_sendmsg(r->ep, &msg, r->tx_flags));
 	c->tx_out++;
 }
 
@@ -304,7 +304,7 @@ static void raw_post_write(struct bench_conn *c, size_t len)
 		.rma_iov = &rma, .rma_iov_count = 1,
 	};
 
-	FI_CHECK(fi_writemsg(r->ep, &msg, r->write_flags));
+	FI_CHECK(fi_writemsg(r->ep, &msg, r->tx_flags));
 	c->tx_out++;
 }
 

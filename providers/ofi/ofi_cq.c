@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -169,6 +170,27 @@ void ofi_queue_flush(struct ofi_queue *q)
 	queue_advance(q);
 }
 
+/* What a successful Send or RDMA Write completion means
+ * (DAPL_OFI_COMPLETION, dapl_ofi(3)): by default that the peer has placed
+ * the data, as on InfiniBand RC; "transmit" gives tcp's own meaning, the
+ * bytes are in the kernel, for programs that need no more. */
+static pthread_once_t completion_once = PTHREAD_ONCE_INIT;
+static uint64_t tx_flags = FI_COMPLETION | FI_DELIVERY_COMPLETE;
+
+static void completion_read(void)
+{
+	const char *v = getenv("DAPL_OFI_COMPLETION");
+
+	if (v && strcmp(v, "transmit") == 0)
+		tx_flags = FI_COMPLETION;
+}
+
+static uint64_t completion_flags(void)
+{
+	pthread_once(&completion_once, completion_read);
+	return tx_flags;
+}
+
 int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
 {
 	ssize_t ret;
@@ -180,7 +202,10 @@ int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
 			.context = s,
 		};
 
-		ret = fi_sendmsg(fep, &msg, FI_COMPLETION);
+		/* A completed Send means the peer placed it in a posted
+		 * receive (dat_ep_post_send(3)); tcp by itself completes
+		 * once the socket has the bytes. */
+		ret = fi_sendmsg(fep, &msg, completion_flags());
 		break;
 	}
 	case DAPL_TWC_RECV: {
@@ -205,8 +230,7 @@ int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
 		/* tcp ignores tx op_flags in fi_write: ask explicitly for the
 		 * completion to mean "placed at the target". */
 		if (s->opcode == DAPL_TWC_RDMA_WRITE)
-			ret = fi_writemsg(fep, &msg,
-					  FI_COMPLETION | FI_DELIVERY_COMPLETE);
+			ret = fi_writemsg(fep, &msg, completion_flags());
 		else
 			ret = fi_readmsg(fep, &msg, FI_COMPLETION);
 		break;

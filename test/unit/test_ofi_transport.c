@@ -926,8 +926,8 @@ END_TEST
 START_TEST(depth_is_enforced)
 {
 	struct pair p;
-	struct buf b;
-	struct dapl_tsge s;
+	struct buf b, rb;
+	struct dapl_tsge s, r;
 	int i;
 
 	pair_up(&p, 3, true);
@@ -936,8 +936,13 @@ START_TEST(depth_is_enforced)
 	for (i = 0; i < 3; i++)
 		ck_assert_int_eq(T->post_recv(p.a.ep, &s, 1, (uint64_t)i), 0);
 	ck_assert_int_eq(T->post_recv(p.a.ep, &s, 1, 3), -ENOSPC);
-	/* sends complete at once (the kernel buffers them), but a slot is
-	 * only free again once its completion has been polled */
+	/* a send completes once the peer has placed it in a posted
+	 * receive, and its slot is free again only once that completion
+	 * has been polled */
+	buf_make(&rb, p.b.pd, 4096, ALL_ACCESS);
+	r = sge_of(&rb, 0, 64);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(T->post_recv(p.b.ep, &r, 1, 100 + (uint64_t)i), 0);
 	for (i = 0; i < 3; i++)
 		ck_assert_int_eq(T->post_send(p.a.ep, &s, 1, 10 + (uint64_t)i,
 					      DAPL_TPOST_SIGNALED), 0);
@@ -946,6 +951,8 @@ START_TEST(depth_is_enforced)
 	ck_assert_int_eq(T->post_rdma_write(p.a.ep, &s, 1, 0, 0, 14,
 					    DAPL_TPOST_SIGNALED), -ENOSPC);
 	expect_wc(p.a.scq, 10, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 64);
+	expect_wc(p.b.rcq, 100, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 64);
+	ck_assert_int_eq(T->post_recv(p.b.ep, &r, 1, 103), 0);
 	ck_assert_int_eq(T->post_send(p.a.ep, &s, 1, 13, DAPL_TPOST_SIGNALED), 0);
 	/* too many segments */
 	{
@@ -957,6 +964,7 @@ START_TEST(depth_is_enforced)
 	expect_wc(p.a.scq, 12, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 64);
 	expect_wc(p.a.scq, 13, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 64);
 	buf_free(&b);
+	buf_free(&rb);
 	pair_down(&p);
 }
 END_TEST

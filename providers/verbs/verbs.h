@@ -282,6 +282,7 @@ struct dapl_tdev {
 	int ncqs, cqs_cap;
 	int addr_timeout_ms, route_timeout_ms;
 	uint8_t retry, rnr_retry;
+	uint8_t rnr_timer;              /* IB encoding: 12 = 0.64 ms */
 	char name[64];
 	char vendor[64];
 

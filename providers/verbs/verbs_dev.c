@@ -21,6 +21,9 @@
 #define VERBS_ADDR_TIMEOUT_MS 2000
 #define VERBS_ROUTE_TIMEOUT_MS 2000
 #define VERBS_SWEEP_MS 50
+/* The shortest wait a sender is asked to make when no receive is posted
+ * here, in the IB encoding (12 = 0.64 ms; 0 would be 655 ms). */
+#define VERBS_RNR_TIMER 12
 
 static void say(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -380,6 +383,8 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->sweep_ms = env_int("DAPL_VERBS_SWEEP_MS", VERBS_SWEEP_MS, 1, 60000);
 	dev->retry = (uint8_t)env_int("DAPL_VERBS_RETRY", 7, 0, 7);
 	dev->rnr_retry = (uint8_t)env_int("DAPL_VERBS_RNR_RETRY", 7, 0, 7);
+	dev->rnr_timer = (uint8_t)env_int("DAPL_VERBS_RNR_TIMER",
+					  VERBS_RNR_TIMER, 0, 31);
 	snprintf(dev->name, sizeof(dev->name), "%s",
 		 ibv_get_device_name(dev->ctx->device));
 	snprintf(dev->vendor, sizeof(dev->vendor),

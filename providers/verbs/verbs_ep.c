@@ -58,6 +58,13 @@ static int qp_rtr(struct dapl_tep *ep, struct rdma_cm_id *id)
 		a.max_dest_rd_atomic = (uint8_t)ep->ird;
 	else if (a.max_dest_rd_atomic > ep->dev->attr.max_qp_rd_atom)
 		a.max_dest_rd_atomic = (uint8_t)ep->dev->attr.max_qp_rd_atom;
+	/* The wait a sender is told to make when this side has no receive
+	 * posted.  The kernel's CM asks for the longest one there is (code
+	 * 0, 655 ms); a Send completes only once it is received here, so a
+	 * program that posts its receives a moment late would stall on it
+	 * (DAPL_VERBS_RNR_TIMER, dapl_verbs(7)). */
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		a.min_rnr_timer = ep->dev->rnr_timer;
 	return -ibv_modify_qp(ep->qp, &a, mask);
 }
 

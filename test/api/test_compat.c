@@ -9,7 +9,11 @@
  * "compatibility:" lines the core printed through its log. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -997,6 +1001,115 @@ START_TEST(modify_to_shared_evds)
 }
 END_TEST
 
+/* ---- a busy poller lets others run --------------------------------------- */
+
+/* Polls a poller makes before the test gives up on the other thread. */
+#define SPIN_LIMIT 1000000L
+
+struct spin {
+	DAT_EVD_HANDLE evd;
+	atomic_int started, other_ran;
+	long polls;
+	DAT_RETURN bad;
+};
+
+static void *spinner(void *arg)
+{
+	struct spin *s = arg;
+	DAT_EVENT ev;
+
+	atomic_store(&s->started, 1);
+	while (!atomic_load(&s->other_ran) && s->polls < SPIN_LIMIT) {
+		DAT_RETURN rc = dat_evd_dequeue(s->evd, &ev);
+
+		if (rc != DAT_QUEUE_EMPTY) {
+			s->bad = rc;
+			break;
+		}
+		s->polls++;
+	}
+	return NULL;
+}
+
+static void *other_thread(void *arg)
+{
+	struct spin *s = arg;
+
+	atomic_store(&s->other_ran, 1);
+	return NULL;
+}
+
+/* Starts fn as a SCHED_FIFO thread (priority 1) pinned to cpu; errno-style
+ * result of pthread_create. */
+static int start_fifo(pthread_t *t, int cpu, void *(*fn)(void *), void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_attr_t a;
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ck_assert_int_eq(pthread_attr_init(&a), 0);
+	ck_assert_int_eq(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
+	ck_assert_int_eq(pthread_attr_setschedpolicy(&a, SCHED_FIFO), 0);
+	ck_assert_int_eq(pthread_attr_setschedparam(&a, &sp), 0);
+	ck_assert_int_eq(pthread_attr_setaffinity_np(&a, sizeof(set), &set), 0);
+	err = pthread_create(t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return err;
+}
+
+/* Programs busy-poll with more threads than cores (libdat(7)).  Two
+ * real-time FIFO threads of one priority share one CPU: the first spins on
+ * an empty DTO EVD, the second only has to run once.  A FIFO thread keeps
+ * its CPU until it blocks or yields, so the second runs only if the
+ * poller's empty dat_evd_dequeue calls give the CPU up: then the poller
+ * sees it at once, never after SPIN_LIMIT polls.  Needs two CPUs and the
+ * right to use SCHED_FIFO (root); without them it says so and passes. */
+START_TEST(busy_poller_lets_others_run)
+{
+	struct spin s;
+	pthread_t t1, t2;
+	cpu_set_t main_cpu;
+	int err;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("busy_poller_lets_others_run: not run, one CPU only\n");
+		return;
+	}
+	hx_ia_open(&x);
+	memset(&s, 0, sizeof(s));
+	atomic_init(&s.started, 0);
+	atomic_init(&s.other_ran, 0);
+	HX_OK(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &s.evd));
+	/* this thread stays off the CPU the two share */
+	CPU_ZERO(&main_cpu);
+	CPU_SET(1, &main_cpu);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(main_cpu), &main_cpu), 0);
+
+	err = start_fifo(&t1, 0, spinner, &s);
+	if (err == EPERM) {
+		printf("busy_poller_lets_others_run: not run, SCHED_FIFO is not allowed here\n");
+		HX_OK(dat_evd_free(s.evd));
+		hx_ia_close(&x);
+		return;
+	}
+	ck_assert_int_eq(err, 0);
+	while (!atomic_load(&s.started))
+		sched_yield();
+	ck_assert_int_eq(start_fifo(&t2, 0, other_thread, &s), 0);
+	ck_assert_int_eq(pthread_join(t1, NULL), 0);
+	ck_assert_int_eq(pthread_join(t2, NULL), 0);
+
+	HX_CHECK(s.bad == 0, "dat_evd_dequeue on the empty EVD returned %s", hx_rc_str(s.bad));
+	HX_CHECK(s.polls < SPIN_LIMIT, "the poller made %ld empty dat_evd_dequeue calls "
+		 "without giving its CPU to the other thread", s.polls);
+	HX_OK(dat_evd_free(s.evd));
+	hx_ia_close(&x);
+}
+END_TEST
+
 /* ---- suite -------------------------------------------------------------- */
 
 static Suite *compat_suite(void)
@@ -1020,6 +1133,7 @@ static Suite *compat_suite(void)
 	tcase_add_test(tc, abrupt_close_of_the_eps_ia);
 	tcase_add_test(tc, evds_of_another_provider_refused);
 	tcase_add_test(tc, modify_to_shared_evds);
+	tcase_add_test(tc, busy_poller_lets_others_run);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(st, setup_strict, NULL);

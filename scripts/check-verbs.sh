@@ -18,11 +18,13 @@
 # (seconds for the whole guest run, default 1500), CHECK_VERBS_TEST_TIMEOUT
 # (seconds per program, 300), CHECK_VERBS_TESTS (the
 # programs to run), CHECK_VERBS_DT_ITERS (dapltest iterations, 100),
+# CHECK_VERBS_WIDTH_ITERS (iterations of the -w 4 / -w 8 runs, 10000),
 # CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe).
 set -u
 
 tests_default="test/unit/test_verbs_transport test/api/test_conn
-	test/api/test_objects test/api/test_dto test/api/test_mem"
+	test/api/test_objects test/api/test_dto test/api/test_mem
+	test/api/test_compat test/api/test_order"
 devices=${CHECK_VERBS_DEVICES:-rxe}
 
 # One device's runs.  $1: rxe or siw.
@@ -73,6 +75,20 @@ run_device() {
 	else
 		echo "FAIL: dapltest regress.sh over $cma on $ibdev ($logs/dapltest-regress.log):"
 		tail -40 "$logs/dapltest-regress.log"
+		fail=1
+	fi
+	# several EPs per thread, every byte checked (issue 13)
+	n=$((n + 1))
+	start=$(date +%s)
+	if DAT_TEST_IA=$cma DT_WIDTH_ITERS=${CHECK_VERBS_WIDTH_ITERS:-10000} \
+	   DT_WIDTH_TIMEOUT=900 builddir=. \
+	   timeout 1900 sh "$srcdir/test/dapltest/check-width.sh" \
+	   > "$logs/dapltest-width.log" 2>&1; then
+		echo "PASS: dapltest -w 4 and -w 8 over $cma on $ibdev ($(($(date +%s) - start))s)"
+		grep -E '^-w [48]: ' "$logs/dapltest-width.log"
+	else
+		echo "FAIL: dapltest -w 4 and -w 8 over $cma on $ibdev ($logs/dapltest-width.log):"
+		tail -40 "$logs/dapltest-width.log"
 		fail=1
 	fi
 	if [ "$dev" = rxe ] && [ -n "${CHECK_VERBS_BENCH:-}" ]; then

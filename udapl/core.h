@@ -152,6 +152,7 @@ struct dapl_evd {
 	bool enabled, waitable;
 	bool waiting;                         /* a thread is in dat_evd_wait */
 	bool overflowed;                      /* overflow already reported */
+	unsigned empty_polls;                 /* dequeues in a row that found nothing */
 	/* EPs, PSPs, RSPs that name it.  Raised under the EVD's IA lock
 	 * (that is what dat_evd_free looks under), lowered anywhere. */
 	_Atomic int users;

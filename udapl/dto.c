@@ -437,6 +437,12 @@ static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		return BAD_EP;
 	if (!remote)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	/* A remote range that wraps past 2^64 names no memory anywhere; it
+	 * is never sent (libfabric 1.17's own target check wraps and would
+	 * copy there: dapl_ofi(3)). */
+	if (remote->segment_length &&
+	    remote->target_address > UINT64_MAX - (remote->segment_length - 1))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	rc = request_prepare(ep, n, iov, flags, 6,
 			     read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
 				    DAT_MEM_PRIV_LOCAL_READ_FLAG,

@@ -6,8 +6,11 @@
 #include "config.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "entry.h"
@@ -89,6 +92,23 @@ static unsigned priv_to_access(DAT_MEM_PRIV_FLAGS priv)
 	return a;
 }
 
+/* Whether every page of [addr, addr + len) is mapped in this process
+ * (len > 0, and the range does not wrap).  msync fails with ENOMEM for a
+ * range with a hole, and touches nothing. */
+static bool region_mapped(uint64_t addr, uint64_t len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t first = addr & ~(page - 1);
+	uint64_t last = (addr + (len - 1)) & ~(page - 1);
+
+	/* (the span of the whole address space is never all mapped, and
+	 * its size would not fit) */
+	if (last - first > (uint64_t)SIZE_MAX - page)
+		return false;
+	return msync((void *)(uintptr_t)first, (size_t)(last - first + page),
+		     MS_ASYNC) == 0;
+}
+
 DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 			   DAT_REGION_DESCRIPTION desc, DAT_VLEN len,
 			   DAT_PZ_HANDLE pz_h, DAT_MEM_PRIV_FLAGS priv,
@@ -128,6 +148,20 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 			goto out;
 		}
 		addr = (uint64_t)(uintptr_t)desc.for_va;
+		/* A region past the end of the address space, or one this
+		 * process has not mapped: a transport that does not touch
+		 * the pages when it registers them (libfabric tcp) would
+		 * give a peer an address that faults in our progress
+		 * thread. */
+		/* (addr >= 1 here, so the bound does not overflow) */
+		if (len > (uint64_t)UINTPTR_MAX - addr + 1) {
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+			goto out;
+		}
+		if (!region_mapped(addr, len)) {
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+			goto out;
+		}
 	} else {
 		/* A second registration of exactly the memory of src. */
 		src = lmr_get(desc.for_lmr_handle);

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <dat/udat.h>
 
@@ -428,6 +430,36 @@ START_TEST(lmr_create_bad_arguments)
 	 * DAT_INVALID_PARAMETER for it; the subtype names the length) */
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(NULL), 0, pz2, ALL_LOCAL, &lmr,
 			     NULL, NULL, NULL, NULL), HX_ARG(4));
+	/* a length past the end of the address space */
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), UINT64_MAX, pz2, ALL_LOCAL,
+			     &lmr, NULL, NULL, NULL, NULL), HX_ARG(4));
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region((void *)(uintptr_t)0x10),
+			     UINT64_MAX - 0xf, pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL),
+	      HX_ARG(3));
+	/* memory this process has not mapped: the address 0x10, a hole
+	 * where a mapping was, and a region running past a mapping's end */
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region((void *)(uintptr_t)0x10), 4096,
+			     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+	{
+		long pg = sysconf(_SC_PAGESIZE);
+		char *map = mmap(NULL, (size_t)(3 * pg), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ck_assert_ptr_ne(map, MAP_FAILED);
+		ck_assert_int_eq(munmap(map + pg, (size_t)pg), 0);
+		HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map + pg), 64, pz2,
+				     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+		HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map + pg - 8), 16, pz2,
+				     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+		HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map), (DAT_VLEN)(3 * pg),
+				     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+		/* the mapped pages on either side register */
+		HX_OK(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map + 2 * pg), (DAT_VLEN)pg,
+				     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL));
+		HX_OK(dat_lmr_free(lmr));
+		ck_assert_int_eq(munmap(map, (size_t)pg), 0);
+		ck_assert_int_eq(munmap(map + 2 * pg, (size_t)pg), 0);
+	}
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), 4096, DAT_HANDLE_NULL,
 			     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_BADH(DAT_INVALID_HANDLE_PZ));
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), 4096, dead_pz, ALL_LOCAL,
@@ -766,6 +798,22 @@ START_TEST(post_time_local_checks)
 	t[0] = trip(good.lctx, good.buf + 4095, 2);
 	HX_RC(dat_ep_post_rdma_read(pr.cl.ep, 1, t, cookie(1), &rt, 0), HX_ARG(3));
 	HX_RC(dat_ep_post_rdma_write(pr.cl.ep, 1, t, cookie(1), &rt, 0), HX_ARG(3));
+
+	/* RDMA: a remote range that wraps past 2^64 is refused here, never
+	 * sent (libfabric 1.17's target check wraps too: dapl_ofi(3)) */
+	{
+		DAT_RMR_TRIPLET wrap = rt;
+
+		t[0] = trip(good.lctx, good.buf, 16);
+		wrap.segment_length = 16;
+		wrap.target_address = UINT64_MAX - 14;      /* one byte past 2^64 */
+		HX_RC(dat_ep_post_rdma_write(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
+		HX_RC(dat_ep_post_rdma_read(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
+		wrap.target_address = UINT64_MAX - 15;
+		wrap.segment_length = UINT64_MAX;
+		HX_RC(dat_ep_post_rdma_write(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
+		HX_RC(dat_ep_post_rdma_read(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
+	}
 
 	/* receives */
 	t[0] = trip(ro.lctx, ro.buf, 64);

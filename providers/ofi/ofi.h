@@ -252,6 +252,7 @@ struct dapl_tdev {
 	struct dapl_tsrq *srqs;
 	struct dapl_tep *pend_head, *pend_tail;
 	bool fatal;                     /* DEVICE_FATAL reported */
+	bool own_keys;                  /* registrations get keys we pick */
 
 	/* buffers of the event cm_get_event returned last */
 	_Alignas(struct fi_eq_cm_entry)

@@ -159,8 +159,8 @@ static struct fi_info *make_hints(const char *prov,
 	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
 		  FI_REMOTE_WRITE;
-	/* the modern bits come back as 0 (offset addressing, user keys) */
-	h->domain_attr->mr_mode = FI_MR_BASIC;
+	/* Virtual addresses, keys we choose (see get_info) */
+	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
 	h->domain_attr->threading = FI_THREAD_SAFE;
 	h->tx_attr->size = OFI_QUEUE_MAX;
 	h->rx_attr->size = OFI_QUEUE_MAX;
@@ -168,8 +168,14 @@ static struct fi_info *make_hints(const char *prov,
 }
 
 /* Finds the fi_info, telling "no such provider" from "cannot do it". */
+/* *own_keys: the provider takes the keys we ask for (ofi_mem.c makes
+ * them unpredictable), else it picks them (FI_MR_BASIC, tcp's are 1, 2,
+ * 3 ...).  tcp 1.17 answers the modern mode with mr_mode 0, which would
+ * mean offset addressing: the domain is opened with FI_MR_VIRT_ADDR set
+ * again, which it honours. */
 static int get_info(const char *prov, const struct sockaddr_in *sin,
-		    struct fi_info **info, char *why, size_t whylen)
+		    struct fi_info **info, bool *own_keys, char *why,
+		    size_t whylen)
 {
 	struct fi_info *h, *any = NULL;
 	char addr[INET_ADDRSTRLEN];
@@ -182,7 +188,21 @@ static int get_info(const char *prov, const struct sockaddr_in *sin,
 		return -ENOMEM;
 	}
 	ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, info);
+	if (!ret && ((*info)->domain_attr->mr_mode & FI_MR_PROV_KEY)) {
+		fi_freeinfo(*info);
+		*info = NULL;
+		ret = -FI_ENODATA;
+	}
+	if (!ret) {
+		(*info)->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED;
+		*own_keys = true;
+		fi_freeinfo(h);
+		return 0;
+	}
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, info);
 	fi_freeinfo(h);
+	*own_keys = false;
 	if (!ret)
 		return 0;
 
@@ -252,7 +272,8 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 			   why, whylen);
 	if (ret)
 		goto err;
-	ret = get_info(dev->prov, &dev->addr, &dev->info, why, whylen);
+	ret = get_info(dev->prov, &dev->addr, &dev->info, &dev->own_keys, why,
+		       whylen);
 	if (ret)
 		goto err;
 	if (dev->info->src_addr &&

@@ -1,13 +1,15 @@
 /* Protection domains, registrations and emulated memory windows.
  *
- * libfabric keys are domain-wide (FI_MR_BASIC: virtual addresses, keys the
- * provider picks), so a PD is only a token.  A window is emulated by a
+ * libfabric keys are domain-wide (virtual addresses; keys we draw at
+ * random where the provider takes them, as tcp does), so a PD is only a
+ * token.  A window is emulated by a
  * registration of the bound range: binding makes a new key and kills the
  * old one. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
 
 #include "ofi.h"
 
@@ -40,17 +42,42 @@ static uint64_t access_to_fi(unsigned access)
 	return fl;
 }
 
-/* Registers [addr, addr + len) with a provider key that fits 32 bits. */
+/* A key a peer cannot guess from the ones it was given: 32 random bits
+ * (DAT_RMR_CONTEXT is 32 bits), never 0. */
+static int random_key(uint32_t *key)
+{
+	ssize_t n;
+
+	do {
+		n = getrandom(key, sizeof(*key), 0);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	} while (n != (ssize_t)sizeof(*key) || *key == 0);
+	return 0;
+}
+
+/* Registers [addr, addr + len) with a key that fits 32 bits: one we draw
+ * when the domain takes our keys (a draw that is in use already is drawn
+ * again), else the provider's. */
 static int reg(struct dapl_tdev *dev, void *addr, uint64_t len,
 	       unsigned access, struct fid_mr **fmr, uint32_t *key)
 {
+	uint32_t want = 0;
 	uint64_t k;
-	int ret;
+	int ret, tries = 0;
 
 	if (len == 0 || len > SIZE_MAX)
 		return -EINVAL;
-	ret = ofi_err(fi_mr_reg(dev->domain, addr, (size_t)len,
-				access_to_fi(access), 0, 0, 0, fmr, NULL));
+	do {
+		if (dev->own_keys) {
+			ret = random_key(&want);
+			if (ret)
+				return ret;
+		}
+		ret = ofi_err(fi_mr_reg(dev->domain, addr, (size_t)len,
+					access_to_fi(access), 0, want, 0, fmr,
+					NULL));
+	} while (ret == -ENOKEY && dev->own_keys && ++tries < 16);
 	if (ret)
 		return ret;
 	k = fi_mr_key(*fmr);

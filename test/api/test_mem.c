@@ -394,6 +394,50 @@ START_TEST(lmr_create_from_lmr)
 }
 END_TEST
 
+/* A peer can use only the rmr_contexts it was given: on ofi-tcp, where
+ * the key is ours to choose, they are random 32-bit values, not the
+ * provider's 1, 2, 3 ...  Sequential keys fail both checks; random ones
+ * fail them with a probability far below 2^-64. */
+#define NKEYS 64
+START_TEST(rmr_contexts_unpredictable)
+{
+	static char buf[4096];
+	DAT_LMR_HANDLE lmr[NKEYS];
+	DAT_RMR_CONTEXT key[NKEYS], lo = UINT32_MAX, hi = 0;
+	int i, j, close_pairs = 0;
+
+	if (!hx_is_ofi_tcp()) {
+		printf("rmr_contexts_unpredictable: not run, the device picks %s's keys\n",
+		       hx_ia_name());
+		return;
+	}
+	hx_ia_open(&x);
+	for (i = 0; i < NKEYS; i++) {
+		HX_OK(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), sizeof(buf), x.pz,
+				     DAT_MEM_PRIV_ALL_FLAG, &lmr[i], NULL, &key[i], NULL, NULL));
+		if (key[i] < lo)
+			lo = key[i];
+		if (key[i] > hi)
+			hi = key[i];
+	}
+	for (i = 0; i < NKEYS; i++)
+		for (j = i + 1; j < NKEYS; j++)
+			HX_CHECK(key[i] != key[j], "two LMRs have rmr_context %#x", key[i]);
+	for (i = 0; i + 1 < NKEYS; i++) {
+		uint32_t d = key[i + 1] > key[i] ? key[i + 1] - key[i] : key[i] - key[i + 1];
+
+		if (d <= 16)
+			close_pairs++;
+	}
+	HX_CHECK(hi - lo > (1u << 20), "%d rmr_contexts all lie within %#x..%#x", NKEYS, lo, hi);
+	HX_CHECK(close_pairs < 8, "%d of %d successive rmr_contexts are within 16 of each other",
+		 close_pairs, NKEYS - 1);
+	for (i = 0; i < NKEYS; i++)
+		HX_OK(dat_lmr_free(lmr[i]));
+	hx_ia_close(&x);
+}
+END_TEST
+
 /* Each bad argument of dat_lmr_create, and nothing created by a refused
  * call (its PZ can be freed afterwards). */
 START_TEST(lmr_create_bad_arguments)
@@ -1462,6 +1506,7 @@ static Suite *mem_suite(void)
 	tcase_add_test(tc, lmr_every_privilege);
 	tcase_add_test(tc, lmr_create_from_lmr);
 	tcase_add_test(tc, lmr_create_bad_arguments);
+	tcase_add_test(tc, rmr_contexts_unpredictable);
 	tcase_add_test(tc, lmr_and_pz_in_use);
 	tcase_add_test(tc, lmr_sync_rdma);
 	suite_add_tcase(s, tc);

@@ -40,12 +40,20 @@ void dapl_handle_free(void *obj);
 
 /* obj as a live object of type, or NULL (NULL, dead, or another type).
  * Safe on any handle the core ever handed out, freed or not. */
+/* No object of ours lies in the first 64 KiB (Linux never maps there by
+ * default), and every one is aligned: that is where the registry's IA
+ * handles (small numbers) and most forged values fall, and they are
+ * refused without being read. */
+#define DAPL_HANDLE_LOWEST 0x10000u
+
 static inline struct dapl_header *dapl_handle_get(const void *obj,
 						  DAT_HANDLE_TYPE type)
 {
 	struct dapl_header *h = (struct dapl_header *)obj;
+	uintptr_t v = (uintptr_t)obj;
 
-	if (!h || h->magic != dapl_magic(type))
+	if (v < DAPL_HANDLE_LOWEST || (v & (_Alignof(struct dapl_header) - 1)) ||
+	    h->magic != dapl_magic(type))
 		return NULL;
 	return h;
 }

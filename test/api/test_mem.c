@@ -1460,6 +1460,12 @@ START_TEST(bad_secondary_handles)
 			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_BADH(DAT_INVALID_HANDLE_EP));
 	HX_RC(dat_rmr_bind(o.rmr, &o.t, DAT_MEM_PRIV_REMOTE_READ_FLAG, x.pz, c,
 			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_BADH(DAT_INVALID_HANDLE_EP));
+	/* an IA handle (the registry's small number) where another belongs */
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(o.m.buf), 64, x.ia, ALL_LOCAL,
+			     &l, NULL, NULL, NULL, NULL), HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_RC(dat_rmr_bind(o.rmr, &o.t, DAT_MEM_PRIV_REMOTE_READ_FLAG, x.ia, c,
+			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_BADH(DAT_INVALID_HANDLE_EP));
+	HX_RC(dat_rmr_create(x.ia, &l), HX_BADH(DAT_INVALID_HANDLE_PZ));
 	free(o.m.buf);
 	HX_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
@@ -1477,10 +1483,13 @@ START_TEST(bad_secondary_handles_srq)
 	make_hobj(&o, 1);
 	HX_RC(dat_srq_create(x.ia, o.dead_pz, &o.sa, &s), HX_BADH(DAT_INVALID_HANDLE_PZ));
 	HX_RC(dat_srq_create(x.ia, o.m.lmr, &o.sa, &s), HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_RC(dat_srq_create(x.ia, x.ia, &o.sa, &s), HX_BADH(DAT_INVALID_HANDLE_PZ));
 	default_attr(&attr);
 	HX_RC(dat_ep_create_with_srq(x.ia, x.pz, o.ep.rcv, o.ep.req, DAT_HANDLE_NULL, o.dead_srq,
 				     &attr, &e), HX_BADH(DAT_INVALID_HANDLE_SRQ));
 	HX_RC(dat_ep_create_with_srq(x.ia, x.pz, o.ep.rcv, o.ep.req, DAT_HANDLE_NULL, x.pz, &attr,
+				     &e), HX_BADH(DAT_INVALID_HANDLE_SRQ));
+	HX_RC(dat_ep_create_with_srq(x.ia, x.pz, o.ep.rcv, o.ep.req, DAT_HANDLE_NULL, x.ia, &attr,
 				     &e), HX_BADH(DAT_INVALID_HANDLE_SRQ));
 	HX_RC(dat_ep_create_with_srq(x.ia, x.pz, o.ep.rcv, o.ep.req, DAT_HANDLE_NULL,
 				     DAT_HANDLE_NULL, &attr, &e), HX_BADH(DAT_INVALID_HANDLE_SRQ));

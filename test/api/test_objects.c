@@ -1527,6 +1527,52 @@ START_TEST(bad_secondary_handles)
 }
 END_TEST
 
+/* An IA handle where another handle belongs: IA handles are the
+ * registry's small numbers, and reading one as an object crashed
+ * (issue 12).  Every secondary handle argument refuses it with the
+ * subtype of its role. */
+START_TEST(ia_handle_as_secondary_handle)
+{
+	struct hobj o;
+	DAT_HANDLE out = DAT_HANDLE_NULL;
+	DAT_IA_HANDLE ia = x.ia;
+	DAT_CONN_QUAL q;
+	DAT_EP_PARAM p;
+
+	make_hobj(&o);
+	HX_RC(dat_ep_create(x.ia, ia, x.dto, x.dto, o.ep.conn, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_RC(dat_ep_create(x.ia, x.pz, ia, x.dto, o.ep.conn, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_RECV));
+	HX_RC(dat_ep_create(x.ia, x.pz, x.dto, ia, o.ep.conn, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_REQUEST));
+	HX_RC(dat_ep_create(x.ia, x.pz, x.dto, x.dto, ia, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CONN));
+	HX_RC(dat_psp_create(x.ia, o.free_qual, ia, DAT_PSP_CONSUMER_FLAG, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CR));
+	HX_RC(dat_psp_create_any(x.ia, &q, ia, DAT_PSP_CONSUMER_FLAG, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CR));
+	HX_RC(dat_rsp_create(x.ia, o.free_qual, ia, x.cr, &out), HX_BADH(DAT_INVALID_HANDLE_EP));
+	HX_RC(dat_rsp_create(x.ia, o.free_qual, o.ep.ep, ia, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CR));
+	HX_RC(dat_evd_create(x.ia, 8, ia, DAT_EVD_SOFTWARE_FLAG, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_CNO));
+	HX_RC(dat_evd_modify_cno(o.sw, ia), HX_BADH(DAT_INVALID_HANDLE_CNO));
+	HX_RC(dat_cr_accept(o.cr, ia, 0, NULL), HX_BADH(DAT_INVALID_HANDLE_EP));
+	HX_RC(dat_ep_dup_connect(o.ep.ep, ia, HX_CONNECT_US, 0, NULL, DAT_QOS_BEST_EFFORT),
+	      HX_BADH(DAT_INVALID_HANDLE_EP));
+	memset(&p, 0, sizeof(p));
+	p.pz_handle = ia;
+	HX_RC(dat_ep_modify(o.ep.ep, DAT_EP_FIELD_PZ_HANDLE, &p), HX_BADH(DAT_INVALID_HANDLE_PZ));
+	memset(&p, 0, sizeof(p));
+	p.recv_evd_handle = ia;
+	HX_RC(dat_ep_modify(o.ep.ep, DAT_EP_FIELD_RECV_EVD_HANDLE, &p),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_RECV));
+	HX_EXPECT_STATE(o.ep.ep, DAT_EP_STATE_UNCONNECTED);
+	HX_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+END_TEST
+
 /* Calls made in a state that does not allow them. */
 START_TEST(wrong_states)
 {
@@ -2005,6 +2051,7 @@ static Suite *objects_suite(void)
 	tcase_add_test(tc, context_and_handle_type_of_every_object);
 	tcase_add_loop_test(tc, bad_handles_every_call, 0, BAD_KINDS);
 	tcase_add_test(tc, bad_secondary_handles);
+	tcase_add_test(tc, ia_handle_as_secondary_handle);
 	tcase_add_test(tc, wrong_states);
 	suite_add_tcase(s, tc);
 

@@ -1569,6 +1569,12 @@ START_TEST(ia_handle_as_secondary_handle)
 	HX_RC(dat_ep_modify(o.ep.ep, DAT_EP_FIELD_RECV_EVD_HANDLE, &p),
 	      HX_BADH(DAT_INVALID_HANDLE_EVD_RECV));
 	HX_EXPECT_STATE(o.ep.ep, DAT_EP_STATE_UNCONNECTED);
+	/* forged values below 64 KiB or misaligned: refused unread, by the
+	 * registry as first argument, by the provider as a second one */
+	HX_RC(dat_pz_free((DAT_PZ_HANDLE)(uintptr_t)0x8000), HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_RC(dat_evd_free((DAT_EVD_HANDLE)(uintptr_t)0x10001), HX_BADH(DAT_INVALID_HANDLE1));
+	HX_RC(dat_ep_create(x.ia, (DAT_PZ_HANDLE)(uintptr_t)0xfff8, x.dto, x.dto, o.ep.conn,
+			    NULL, &out), HX_BADH(DAT_INVALID_HANDLE_PZ));
 	HX_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 END_TEST

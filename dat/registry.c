@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -443,6 +444,38 @@ static void sr_unload(struct sr_entry *s)
 	s->fini = NULL;
 }
 
+/* Loading a provider must not change how the process handles signals.
+ * Debian's libfabric pulls in libpsm_infinipath and libpsm2, whose
+ * constructors take over SIGINT, SIGILL, SIGABRT, SIGBUS, SIGSEGV and
+ * SIGTERM: a crashing consumer then exits 1 and leaves *.btr files
+ * instead of a core, and ^C goes through their handler.  What the
+ * consumer had is put back, and said (DAT_DBG_TYPE bit 0x04). */
+static void signals_save(struct sigaction *sa)
+{
+	int i;
+
+	for (i = 1; i < NSIG; i++)
+		if (sigaction(i, NULL, &sa[i]))
+			memset(&sa[i], 0, sizeof(sa[i]));
+}
+
+static void signals_restore(const struct sigaction *before, const char *lib)
+{
+	struct sigaction now;
+	int i;
+
+	for (i = 1; i < NSIG; i++) {
+		if (sigaction(i, NULL, &now))
+			continue;
+		if (now.sa_handler == before[i].sa_handler &&
+		    (now.sa_flags & SA_SIGINFO) == (before[i].sa_flags & SA_SIGINFO))
+			continue;
+		if (sigaction(i, &before[i], NULL) == 0)
+			dat_log(DAT_LOG_SR, "loading %s changed the handler of signal %d "
+				"(%s); the consumer's is back", lib, i, strsignal(i));
+	}
+}
+
 /* Loads s's library if needed and runs its init; returns the registered
  * table for s's key, or NULL after saying why. */
 static struct dr_entry *sr_try(struct sr_entry *s)
@@ -452,8 +485,12 @@ static struct dr_entry *sr_try(struct sr_entry *s)
 	int loaded_now = 0;
 
 	if (!s->dl) {
+		struct sigaction saved[NSIG];
+
+		signals_save(saved);
 		dlerror();
 		s->dl = dlopen(s->lib_path, RTLD_NOW | RTLD_GLOBAL);
+		signals_restore(saved, s->lib_path);
 		if (!s->dl) {
 			dat_log(DAT_LOG_ERROR,
 				"cannot load %s for \"%s\" (%s:%u): %s",

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1001,6 +1002,45 @@ START_TEST(modify_to_shared_evds)
 }
 END_TEST
 
+/* ---- loading the provider leaves the process's signals alone ------------ */
+
+static void own_handler(int sig)
+{
+	(void)sig;
+}
+
+/* Debian's libfabric pulls in PSM libraries whose constructors take over
+ * SIGINT, SIGILL, SIGABRT, SIGBUS, SIGSEGV and SIGTERM (issue 12): after
+ * the first dat_ia_open, which loads the provider, every signal is
+ * handled as before it. */
+START_TEST(provider_leaves_signals_alone)
+{
+	static const int sigs[] = { SIGINT, SIGILL, SIGABRT, SIGBUS, SIGSEGV, SIGTERM };
+	struct sigaction mine, now;
+	size_t i;
+
+	memset(&mine, 0, sizeof(mine));
+	mine.sa_handler = own_handler;
+	sigemptyset(&mine.sa_mask);
+	ck_assert_int_eq(sigaction(SIGINT, &mine, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGTERM, &mine, NULL), 0);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
+	signal(SIGABRT, SIG_DFL);
+
+	hx_ia_open(&x);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		void (*want)(int) = sigs[i] == SIGINT || sigs[i] == SIGTERM ? own_handler : SIG_DFL;
+
+		ck_assert_int_eq(sigaction(sigs[i], NULL, &now), 0);
+		HX_CHECK(now.sa_handler == want, "after dat_ia_open, signal %d (%s) has "
+			 "another handler", sigs[i], strsignal(sigs[i]));
+	}
+	hx_ia_close(&x);
+}
+END_TEST
+
 /* ---- a busy poller lets others run --------------------------------------- */
 
 /* Polls a poller makes before the test gives up on the other thread. */
@@ -1134,6 +1174,7 @@ static Suite *compat_suite(void)
 	tcase_add_test(tc, evds_of_another_provider_refused);
 	tcase_add_test(tc, modify_to_shared_evds);
 	tcase_add_test(tc, busy_poller_lets_others_run);
+	tcase_add_test(tc, provider_leaves_signals_alone);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(st, setup_strict, NULL);

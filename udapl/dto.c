@@ -437,6 +437,14 @@ static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		return BAD_EP;
 	if (!remote)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	/* The segments a Read scatters into are bounded by the EP's
+	 * max_rdma_read_iov (when set) and by the device (iWARP devices
+	 * often allow one), whatever the EP asked for. */
+	if (read && ((ep->param.ep_attr.max_rdma_read_iov > 0 &&
+		      n > ep->param.ep_attr.max_rdma_read_iov) ||
+		     (ep->ia->dev_attr.max_sge_rd &&
+		      (uint32_t)n > ep->ia->dev_attr.max_sge_rd)))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	/* A remote range that wraps past 2^64 names no memory anywhere; it
 	 * is never sent (libfabric 1.17's own target check wraps and would
 	 * copy there: dapl_ofi(3)). */

@@ -46,6 +46,18 @@ DAT_RETURN dapl_ep_state_error(DAT_EP_STATE state)
 	return DAT_ERROR(DAT_INVALID_STATE, sub);
 }
 
+/* RDMA Reads scatter into no more local segments than the device allows
+ * (dapl_tdev_attr.max_sge_rd): a larger max_rdma_read_iov asked for is
+ * given as the device's, which dat_ep_query shows, and a Read posted with
+ * more segments is refused (dat_ep_post_rdma_read(3)). */
+static void clamp_read_iov(const struct dapl_ia *ia, DAT_EP_ATTR *a)
+{
+	uint32_t rd = ia->dev_attr.max_sge_rd;
+
+	if (rd && a->max_rdma_read_iov > 0 && (uint32_t)a->max_rdma_read_iov > rd)
+		a->max_rdma_read_iov = (DAT_COUNT)rd;
+}
+
 static void default_attr(const struct dapl_ia *ia, DAT_EP_ATTR *a)
 {
 	const struct dapl_tdev_attr *d = &ia->dev_attr;
@@ -75,6 +87,7 @@ static void default_attr(const struct dapl_ia *ia, DAT_EP_ATTR *a)
 		a->max_rdma_read_out = d->max_ord;
 	a->max_rdma_read_iov = a->max_request_iov;
 	a->max_rdma_write_iov = a->max_request_iov;
+	clamp_read_iov(ia, a);
 }
 
 /* Whether the device can give an EP these attributes. */
@@ -355,8 +368,10 @@ static DAT_RETURN ep_create(DAT_IA_HANDLE ia_h, DAT_PZ_HANDLE pz_h,
 		rc = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
 		goto out;
 	}
-	if (attr)
+	if (attr) {
 		ep->param.ep_attr = *attr;
+		clamp_read_iov(ia, &ep->param.ep_attr);
+	}
 	ep->pz = pz;
 	ep->srq = srq;
 	ep->recv_evd = recv;
@@ -676,6 +691,7 @@ DAT_RETURN dapl_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 	ep->request_evd = request;
 	ep->connect_evd = connect;
 	ep->param.ep_attr = attr;
+	clamp_read_iov(ia, &ep->param.ep_attr);
 	ep_sync_param(ep);
 	link_users(ep, +1);
 out:

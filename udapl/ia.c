@@ -269,6 +269,9 @@ static void fill_ia_attr(struct dapl_ia *ia, DAT_IA_ATTR *a)
 	a->max_ep_per_srq = a->max_eps;
 	a->max_recv_per_srq = clamp_count(d->max_srq_wr);
 	a->max_iov_segments_per_rdma_read = a->max_iov_segments_per_dto;
+	if (d->max_sge_rd &&
+	    (DAT_COUNT)d->max_sge_rd < a->max_iov_segments_per_rdma_read)
+		a->max_iov_segments_per_rdma_read = (DAT_COUNT)d->max_sge_rd;
 	a->max_iov_segments_per_rdma_write = a->max_iov_segments_per_dto;
 	a->max_rdma_read_in = d->max_ird;
 	a->max_rdma_read_out = d->max_ord;

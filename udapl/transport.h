@@ -48,6 +48,10 @@ struct dapl_tdev_attr {
 	char vendor[64];
 	struct sockaddr_storage addr;   /* the local address consumers connect to */
 	uint32_t max_qp, max_qp_wr, max_cq, max_cqe, max_sge, max_srq;
+	/* Local segments an RDMA Read may scatter into (0: max_sge).  iWARP
+	 * devices often allow one: more is not refused by every device, the
+	 * data then silently lands in the first segment only. */
+	uint32_t max_sge_rd;
 	uint32_t max_srq_wr, max_mr, max_mw, max_pd, max_inline;
 	uint64_t max_mr_size, max_msg_size, max_rdma_size;
 	uint16_t max_ird;               /* RDMA Reads in flight a QP accepts (max_qp_rd_atom) */

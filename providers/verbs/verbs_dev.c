@@ -413,6 +413,9 @@ int verbs_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->max_cq = (uint32_t)d->max_cq;
 	a->max_cqe = (uint32_t)d->max_cqe;
 	a->max_sge = sge > VERBS_MAX_SGE ? VERBS_MAX_SGE : sge;
+	/* 0 from a device that does not say: as for any request */
+	if (d->max_sge_rd > 0 && (uint32_t)d->max_sge_rd < a->max_sge)
+		a->max_sge_rd = (uint32_t)d->max_sge_rd;
 	a->max_srq = (uint32_t)d->max_srq;
 	a->max_srq_wr = (uint32_t)d->max_srq_wr;
 	a->max_mr = (uint32_t)d->max_mr;

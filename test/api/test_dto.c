@@ -1339,6 +1339,24 @@ START_TEST(rdma_read_integrity)
 	nmax = max_iov(e.ep, NULL);
 	ck_assert_int_le(nmax, MAXSEG);
 	sep = connect_to_server(&e, 0, 0);
+	/* a Read scatters into at most max_rdma_read_iov segments (iWARP
+	 * devices often allow one); one more is refused, never truncated */
+	{
+		DAT_EP_PARAM p;
+
+		memset(&p, 0, sizeof(p));
+		HX_OK(dat_ep_query(e.ep, DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, &p));
+		ck_assert_int_ge(p.ep_attr.max_rdma_read_iov, 1);
+		if (p.ep_attr.max_rdma_read_iov < nmax) {
+			srv_expose(&e, sep, E_DATA, 0, off, size, 1, 0, 0, &a);
+			make_layout(&l, p.ep_attr.max_rdma_read_iov + 1, size, 8);
+			make_iov(iov, &l, &cdata);
+			HX_RC(dat_ep_post_rdma_read(e.ep, p.ep_attr.max_rdma_read_iov + 1, iov,
+						    cookie(CK(0xF000)), &a.t,
+						    DAT_COMPLETION_DEFAULT_FLAG), HX_ARG(2));
+			nmax = p.ep_attr.max_rdma_read_iov;
+		}
+	}
 	for (n = 1; n <= nmax; n++) {
 		unsigned seed = 300u + (unsigned)_i * 10u + (unsigned)n;
 		int64_t bad;

@@ -229,6 +229,7 @@ struct dapl_tmw {
 
 struct dapl_tdev {
 	pthread_mutex_t lock;
+	pthread_mutex_t progress_lock;  /* libfabric CQ reads, one at a time (ofi_cq.c) */
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;

@@ -325,11 +325,20 @@ static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e,
 			  s->byte_len, 0);
 }
 
-/* Reads one libfabric CQ dry into cq's slots. */
+/* Reads one libfabric CQ dry into cq's slots.
+ *
+ * One thread at a time per device: tcp 1.17 sends a delivery-complete
+ * acknowledgement before it writes the receive's completion, both under
+ * the endpoint's own lock, so a second thread progressing another
+ * endpoint meanwhile could complete a later message first, and the peer,
+ * told by the acknowledgement, could send that later message on another
+ * endpoint before this one is reported (test_order).  cq->lock held; the
+ * progress lock is taken after it. */
 static void drain_fcq(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
 {
 	struct fi_cq_msg_entry ent[CQ_BATCH];
 
+	pthread_mutex_lock(&cq->dev->progress_lock);
 	for (;;) {
 		ssize_t n = fi_cq_read(fcq, ent, CQ_BATCH);
 		ssize_t i;
@@ -358,6 +367,7 @@ static void drain_fcq(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
 		}
 		break;          /* -FI_EAGAIN, or an error we cannot act on */
 	}
+	pthread_mutex_unlock(&cq->dev->progress_lock);
 }
 
 void ofi_cq_drain(struct dapl_tcq *cq)

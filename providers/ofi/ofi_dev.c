@@ -254,6 +254,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	}
 	dev->eq_fd = dev->epfd = dev->notify_fd = dev->timer_fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->progress_lock, NULL);
 
 	/* Our own descriptors first: when the process has none left this
 	 * fails with EMFILE, where libfabric's failures lose the errno. */
@@ -416,6 +417,7 @@ void ofi_dev_close(struct dapl_tdev *dev)
 	free(dev->cqs);
 	free(dev->wait_fids);
 	pthread_mutex_destroy(&dev->lock);
+	pthread_mutex_destroy(&dev->progress_lock);
 	free(dev);
 }
 

@@ -1,22 +1,23 @@
 /* Object headers and handle checks of the uDAPL core.
  *
  * Every DAT object starts with struct dapl_header, whose first word is the
- * provider table libdat dispatches through.  Freed objects are not given
- * back to the allocator at once: they stay readable, marked dead, in a
- * quarantine, so a consumer's stale handle gets DAT_INVALID_HANDLE instead
- * of a crash (the contract in dat_provider_init(3)).  An object's memory
- * goes back to the allocator only once DAPL_QUARANTINE later objects have
- * been freed (one FIFO for all types). */
+ * provider table libdat dispatches through.  Object memory comes from
+ * arenas that never hand out an address twice (handle.c): a freed object
+ * stays readable, marked dead, until its chunk goes back to the kernel,
+ * and then reads as zeros.  So a consumer's stale handle, however old,
+ * gets DAT_INVALID_HANDLE instead of a crash or another object (the
+ * contract in dat_provider_init(3)), and validating one is a load and a
+ * compare. */
 #ifndef UDAPL_HANDLE_H
 #define UDAPL_HANDLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <dat/udat.h>
 
 #define DAPL_MAGIC_DEAD 0xdead0bbeu
-#define DAPL_QUARANTINE 1024
 
 struct dapl_header {
 	DAT_PROVIDER *provider;      /* first word, always */
@@ -24,7 +25,7 @@ struct dapl_header {
 	DAT_HANDLE_TYPE type;
 	void *ia;                    /* the owning IA object (itself for an IA) */
 	DAT_CONTEXT context;         /* dat_set/get_consumer_context */
-	struct dapl_header *next_dead;
+	size_t size;                 /* bytes taken in the arena */
 };
 
 /* The live magic of a handle type: distinct per type, never DEAD. */
@@ -35,7 +36,7 @@ uint32_t dapl_magic(DAT_HANDLE_TYPE type);
 void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 			size_t size, void *ia);
 
-/* Marks obj dead and quarantines it. */
+/* Marks obj dead; its memory is never handed out again. */
 void dapl_handle_free(void *obj);
 
 /* obj as a live object of type, or NULL (NULL, dead, or another type).
@@ -58,10 +59,12 @@ static inline struct dapl_header *dapl_handle_get(const void *obj,
 	return h;
 }
 
-/* Gives every quarantined object back to the allocator: provider fini. */
+/* Provider fini: the pages of dead objects go back to the kernel. */
 void dapl_handle_release_all(void);
 
-/* How many objects are quarantined (tests). */
-size_t dapl_handle_quarantined(void);
+/* How many objects are live (tests). */
+size_t dapl_handle_live(void);
+/* Whether the page under obj is in memory (tests: freed chunks are not). */
+bool dapl_handle_page_resident(const void *obj);
 
 #endif

@@ -31,7 +31,7 @@ struct dapl_lmr *dapl_lmr_lookup(struct dapl_ia *ia, DAT_LMR_CONTEXT ctx)
 		return NULL;
 	lmr = atomic_load_explicit(&ia->lmr_table[ctx & SLOT_MASK],
 				   memory_order_acquire);
-	/* A freed LMR stays readable in quarantine, so these reads are safe
+	/* A freed LMR stays readable (handle.c), so these reads are safe
 	 * even when it died since the load. */
 	if (!lmr || lmr->h.magic != dapl_magic(DAT_HANDLE_TYPE_LMR) ||
 	    lmr->param.lmr_context != ctx)

@@ -153,9 +153,9 @@ EXPORT void dat_provider_fini(const DAT_PROVIDER_INFO *info)
 	if (!p)
 		return;
 	dat_registry_remove_provider(&p->table, info);
-	/* libdat calls fini after the last IA of this name closed.  Freed
-	 * objects in quarantine point at the tables; once no registration
-	 * is left nobody can reach them, and the library may be unloaded. */
+	/* libdat calls fini after the last IA of this name closed: the
+	 * pages of dead objects go back to the kernel.  Their headers still
+	 * name this table, which libdat only compares, never follows. */
 	if (last)
 		dapl_handle_release_all();
 	free(p->ia_params);

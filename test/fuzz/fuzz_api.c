@@ -14,9 +14,10 @@
  * first handle is not a live object of the kind it takes answers
  * DAT_INVALID_HANDLE.
  *
- * Stale handles are only those of the same input: a handle used after
- * more than 1024 further frees, or after its IA closed, is not safe yet
- * (issue 12, item 2), so the pool is emptied between inputs.
+ * Freed handles come from this input and from every earlier one (a
+ * graveyard of the last 256, of any age), and the IA is now and then
+ * closed abruptly and opened again, so handles of a closed IA are used
+ * too.
  *
  * Two ways to run it:
  *  - built with -fsanitize=fuzzer: libFuzzer drives LLVMFuzzerTestOneInput;
@@ -47,7 +48,9 @@ struct slot {
 static DAT_IA_HANDLE ia;
 static DAT_EVD_HANDLE async_evd;
 static struct slot pool[POOL];
-static unsigned long made, refused, steps;     /* for the summary line */
+static unsigned long made, refused, steps, reopens;  /* for the summary line */
+static DAT_HANDLE grave[256];             /* freed handles, of any input */
+static unsigned graves;
 static unsigned char memory[1 << 16];     /* what LMRs register */
 static uint64_t not_an_object[8];         /* zeros: first word NULL */
 static unsigned char input_copy[256];     /* forged objects of input bytes */
@@ -114,6 +117,11 @@ static DAT_HANDLE forged(uint8_t b)
 	}
 }
 
+static void bury(DAT_HANDLE h)
+{
+	grave[graves++ % (sizeof(grave) / sizeof(grave[0]))] = h;
+}
+
 /* Any value of the pool, or a forged one. */
 static DAT_HANDLE pick(struct input *in, enum kind *kind)
 {
@@ -128,6 +136,10 @@ static DAT_HANDLE pick(struct input *in, enum kind *kind)
 			h = DAT_HANDLE_NULL;
 			k = K_FORGED;
 		}
+	} else if (b >= 224 && graves) {
+		/* a handle freed some time ago, in this input or before */
+		h = grave[(b + graves) % (graves < 256 ? graves : 256)];
+		k = K_FREED;
 	} else {
 		h = forged(b);
 	}
@@ -190,6 +202,29 @@ static void mark_freed(DAT_HANDLE h)
 	for (i = 0; i < POOL; i++)
 		if (pool[i].h == h && pool[i].kind != K_FORGED)
 			pool[i].kind = K_FREED;
+	bury(h);
+}
+
+static void open_ia(void);
+
+/* Closes the IA abruptly, which frees everything of it, and opens it
+ * again: every handle of the old IA is stale from now on. */
+static void reopen(void)
+{
+	DAT_RETURN rc;
+	int i;
+
+	rc = dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
+	CHECK(rc == DAT_SUCCESS, "abrupt dat_ia_close: 0x%08x", (unsigned)rc);
+	for (i = 0; i < POOL; i++)
+		if (pool[i].kind != K_NONE && pool[i].kind != K_FORGED &&
+		    pool[i].kind != K_FREED) {
+			pool[i].kind = K_FREED;
+			bury(pool[i].h);
+		}
+	bury(async_evd);
+	open_ia();
+	reopens++;
 }
 
 /* Frees what is live, dependants first. */
@@ -217,6 +252,7 @@ static void sweep(void)
 			}
 			CHECK(rc == DAT_SUCCESS, "freeing a live object of kind %d at the end: 0x%08x",
 			      (int)s->kind, (unsigned)rc);
+			bury(s->h);
 		}
 	memset(pool, 0, sizeof(pool));
 }
@@ -427,6 +463,13 @@ static void step(struct input *in)
 		expect_bad_handle(rc, ka, K_EVD, "dat_evd_wait");
 		break;
 	}
+	case 15:
+		/* now and then the IA goes, with all it had */
+		if (byte(in) == 0x5a) {
+			reopen();
+			break;
+		}
+		/* fall through */
 	default: {
 		/* a slot without a live object takes a forged value */
 		struct slot *sl = &pool[byte(in) % POOL];
@@ -500,7 +543,8 @@ int main(void)
 	CHECK(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG) == DAT_SUCCESS,
 	      "dat_ia_close after the runs");
 	printf("fuzz_api: %ld inputs, %lu calls, %lu objects made, %lu calls with a bad "
-	       "first handle refused; no crash\n", runs, steps, made, refused);
+	       "first handle refused, %lu IA reopens; no crash\n", runs, steps, made, refused,
+	       reopens);
 	return 0;
 }
 #endif

@@ -71,7 +71,15 @@ fi
 
 if [ -n "$distcheck" ]; then
 	step "make distcheck"
-	make -C "$top/build" distcheck >/dev/null
+	if ! make -C "$top/build" distcheck >"$top/build/distcheck.log" 2>&1; then
+		tail -n 30 "$top/build/distcheck.log"
+		# the tree distcheck tested stays on failure: show its suite log
+		for f in "$top"/build/libdat-*/_build/sub/test-suite.log; do
+			[ -f "$f" ] && cat "$f"
+		done
+		echo "distcheck FAILED (full output: $top/build/distcheck.log)"
+		exit 1
+	fi
 	echo "distcheck passed"
 fi
 step "all passed"

@@ -137,13 +137,16 @@ out:
 DAT_RETURN dapl_cr_reject(DAT_CR_HANDLE h)
 {
 	struct dapl_cr *cr = cr_get(h);
+	struct dapl_ia *ia;
 	DAT_RETURN rc;
 
 	if (!cr)
 		return BAD_CR;
-	pthread_mutex_lock(&cr->ia->lock);
+	/* the reject frees the CR: its IA is read first */
+	ia = cr->ia;
+	pthread_mutex_lock(&ia->lock);
 	rc = cr_get(h) ? dapl_cm_reject(cr) : BAD_CR;
-	pthread_mutex_unlock(&cr->ia->lock);
+	pthread_mutex_unlock(&ia->lock);
 	return rc;
 }
 

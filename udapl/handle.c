@@ -8,8 +8,10 @@
  * readable as zeros.  So any handle the core ever gave out, however long
  * ago it was freed or its IA closed, can be read: its magic is DEAD or 0,
  * never that of a live object.  The reservation is address space only
- * (MAP_NORESERVE); when one arena is used up another is reserved, and
- * arenas are never unmapped, not even when the provider is unloaded. */
+ * (PROT_NONE, MAP_NORESERVE), made readable and writable a megabyte at a
+ * time as objects fill it (a leak checker scans what is readable); when
+ * one arena is used up another is reserved, and arenas are never
+ * unmapped, not even when the provider is unloaded. */
 #include "config.h"
 
 #include <pthread.h>
@@ -31,10 +33,12 @@
 #define CHUNK ((size_t)64 * 1024)
 #define MAX_ARENAS 64
 #define CHUNK_GONE UINT32_MAX    /* given back to the kernel */
+#define OPEN_STEP ((size_t)1 << 20)
 
 struct arena {
 	unsigned char *base;
 	size_t size, used;
+	size_t open;                /* bytes from base that are read-write */
 	uint32_t *live;             /* live objects per chunk, or CHUNK_GONE */
 };
 
@@ -68,7 +72,7 @@ static struct arena *arena_new(size_t need)
 
 		if (sizes[i] < need)
 			break;
-		p = mmap(NULL, sizes[i], PROT_READ | PROT_WRITE,
+		p = mmap(NULL, sizes[i], PROT_NONE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			continue;
@@ -80,6 +84,7 @@ static struct arena *arena_new(size_t need)
 		a->base = p;
 		a->size = sizes[i];
 		a->used = 0;
+		a->open = 0;
 		narenas++;
 		return a;
 	}
@@ -113,6 +118,17 @@ void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 	a = narenas ? &arenas[narenas - 1] : NULL;
 	if (!a || a->size - a->used < size)
 		a = arena_new(size);
+	if (a && a->used + size > a->open) {
+		size_t open = (a->used + size + OPEN_STEP - 1) & ~(OPEN_STEP - 1);
+
+		if (open > a->size)
+			open = a->size;
+		if (mprotect(a->base + a->open, open - a->open,
+			     PROT_READ | PROT_WRITE))
+			a = NULL;
+		else
+			a->open = open;
+	}
 	if (!a) {
 		pthread_mutex_unlock(&arena_lock);
 		return NULL;

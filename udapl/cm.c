@@ -133,10 +133,18 @@ static void on_connect_request(struct dapl_ia *ia,
 	st = dapl_wire_decode(ev->pdata, ev->pdata_len, &hdr, &consumer,
 			      &consumer_len);
 	if (st != DAPL_WIRE_OK && st != DAPL_WIRE_LEGACY) {
-		dapl_log("%s: refused a connection request on %llu: %s",
-			 ia->prov->info.ia_name,
-			 (unsigned long long)sp->conn_qual,
-			 dapl_wire_status_str(st));
+		/* Anyone can send these: the first few are told in full,
+		 * then one line at each power of two, so a stranger cannot
+		 * flood the consumer's log. */
+		unsigned long n = ++ia->refused_requests;
+
+		if (n <= 8 || (n & (n - 1)) == 0)
+			dapl_log("%s: refused a connection request on %llu: %s"
+				 " (%lu refused so far%s)",
+				 ia->prov->info.ia_name,
+				 (unsigned long long)sp->conn_qual,
+				 dapl_wire_status_str(st), n,
+				 n >= 8 ? "; from now on only every power of two is told" : "");
 		provider_reject(ia, ev->conn, st == DAPL_WIRE_BAD_VERSION ?
 				DAPL_WIRE_REJECT_BAD_VERSION :
 				DAPL_WIRE_REJECT_BAD_HEADER);

@@ -97,6 +97,7 @@ struct dapl_ia {
 	 * without ia->lock and takes it again afterwards (dat_cno_wait):
 	 * one for the open IA, one per such thread; the last drop frees. */
 	_Atomic int pins;
+	unsigned long refused_requests;       /* cm.c: malformed ones, for the log */
 	struct dapl_ia *share_next;           /* the open list (compat.c) */
 
 	/* cm.c: the progress thread */

@@ -8,7 +8,8 @@
  * dat_cr_reject), and every FUZZ_LISTENER_CHECK inputs a real DAT client
  * in the same process connects, is accepted, and both sides see
  * ESTABLISHED and then DISCONNECTED.  No crash, no sanitizer report, no
- * hang (the whole run is bounded by alarm()).
+ * hang (the whole run is bounded by alarm()), and the log tells the
+ * malformed requests in a few lines, not one per stranger.
  *
  * The seed is the request libdat's own client sends (a 32-byte
  * ofi_ctrl_hdr, version 3, type connreq, its big-endian private data size,
@@ -33,9 +34,14 @@
 
 #include <dat/udat.h>
 
+static int log_fd = -1, saved_stderr = -1;
+
+/* Failures go to the real stderr, also while the log is captured. */
 #define CHECK(cond, ...)                                                   \
 	do {                                                               \
 		if (!(cond)) {                                             \
+			if (saved_stderr >= 0)                             \
+				dup2(saved_stderr, 2);                     \
 			fprintf(stderr, "fuzz_listener: " __VA_ARGS__);    \
 			fputc('\n', stderr);                               \
 			exit(1);                                           \
@@ -53,6 +59,22 @@ static DAT_CONN_QUAL qual;
 static unsigned long answered, accepted;
 
 static uint64_t rng;
+
+/* Lines of what was logged that contain what. */
+static int log_lines(const char *what)
+{
+	static char buf[1 << 20];
+	ssize_t n = pread(log_fd, buf, sizeof(buf) - 1, 0);
+	const char *p;
+	int count = 0;
+
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; (p = strstr(p, what)) != NULL; p++)
+		count++;
+	return count;
+}
 
 static uint32_t next_rand(void)
 {
@@ -266,6 +288,16 @@ int main(void)
 	}
 	setenv("DAT_OVERRIDE", conf, 1);
 	alarm(600);
+	/* what the provider logs goes to a file this test reads at the end */
+	{
+		char path[] = "/tmp/fuzz_listener.XXXXXX";
+
+		log_fd = mkstemp(path);
+		CHECK(log_fd >= 0, "mkstemp: %s", strerror(errno));
+		unlink(path);
+		saved_stderr = dup(2);
+		CHECK(saved_stderr >= 0 && dup2(log_fd, 2) == 2, "dup2: %s", strerror(errno));
+	}
 	rng = s && *s ? strtoull(s, NULL, 0) : 0x2545f4914f6cdd1dull;
 	if (!rng)
 		rng = 1;
@@ -301,6 +333,14 @@ int main(void)
 	CHECK(dat_evd_free(cr_evd) == DAT_SUCCESS, "dat_evd_free");
 	CHECK(dat_pz_free(pz) == DAT_SUCCESS, "dat_pz_free");
 	CHECK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG) == DAT_SUCCESS, "dat_ia_close");
+	{
+		int lines = log_lines("refused a connection request");
+
+		dup2(saved_stderr, 2);
+		/* at most 8 and one per power of two of what it refused */
+		CHECK(lines <= 8 + 32, "%d log lines for the refused requests", lines);
+		printf("fuzz_listener: %d log lines told the refused requests\n", lines);
+	}
 	printf("fuzz_listener: %ld strangers, %lu of their requests reached the consumer "
 	       "and were rejected, %lu real connections served; no crash\n", runs, answered,
 	       accepted);

@@ -22,10 +22,7 @@ static inline DAT_PROVIDER *owner_of(const void *h)
 {
 	DAT_PROVIDER *p;
 
-	/* Nothing is mapped below 64 KiB, and an object's first word is
-	 * aligned: such values are refused unread. */
-	if (!h || dat_is_ia_handle_value(h) || (uintptr_t)h < 0x10000u ||
-	    ((uintptr_t)h & (sizeof(void *) - 1)))
+	if (!dat_handle_readable(h))
 		return NULL;
 	p = *(DAT_PROVIDER *const *)h;
 	return dat_provider_is_known(p) ? p : NULL;

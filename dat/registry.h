@@ -19,6 +19,13 @@ static inline int dat_is_ia_handle_value(const void *h)
 	return (size_t)h != 0 && (size_t)h < DAT_IA_HANDLE_LIMIT;
 }
 
+/* Whether an object handle may be read at all: nothing is mapped below
+ * 64 KiB, and an object's first word is aligned. */
+static inline int dat_handle_readable(const void *h)
+{
+	return (size_t)h >= 0x10000u && !((size_t)h & (sizeof(void *) - 1));
+}
+
 /* The provider table and provider IA behind a consumer IA handle.
  * Returns 0 when the handle is not an open IA. */
 int dat_ia_resolve(DAT_IA_HANDLE consumer_ia, DAT_IA_HANDLE *provider_ia,

@@ -27,6 +27,28 @@ tests_default="test/unit/test_verbs_transport test/api/test_conn
 	test/api/test_compat test/api/test_order"
 devices=${CHECK_VERBS_DEVICES:-rxe}
 
+# run_dt_check NAME WHAT BOUND SUMMARY [VAR=VALUE ...]:
+# test/dapltest/check-NAME.sh over the OpenFabrics-style line ($cma) with
+# those variables, bounded by BOUND seconds; its log in
+# $logs/dapltest-NAME.log, the lines matching SUMMARY shown on success.
+# Counts the run in n, sets fail on failure.
+run_dt_check() {
+	_name=$1 _what=$2 _bound=$3 _summary=$4
+	shift 4
+	_log=$logs/dapltest-$_name.log
+	n=$((n + 1))
+	start=$(date +%s)
+	if env DAT_TEST_IA="$cma" builddir=. "$@" timeout "$_bound" \
+	   sh "$srcdir/test/dapltest/check-$_name.sh" > "$_log" 2>&1; then
+		echo "PASS: dapltest $_what over $cma on $ibdev ($(($(date +%s) - start))s)"
+		grep -E "$_summary" "$_log"
+	else
+		echo "FAIL: dapltest $_what over $cma on $ibdev ($_log):"
+		tail -40 "$_log"
+		fail=1
+	fi
+}
+
 # One device's runs.  $1: rxe or siw.
 run_device() {
 	dev=$1
@@ -64,33 +86,12 @@ run_device() {
 	done
 	# dapltest's regression over an OpenFabrics-style line that names our
 	# library (fewer iterations: the guest is slow)
-	n=$((n + 1))
-	start=$(date +%s)
-	if DAT_TEST_IA=$cma DAPLTEST_ITERS=${CHECK_VERBS_DT_ITERS:-100} \
-	   DT_REGRESS_TIMEOUT=900 builddir=. \
-	   timeout 1000 sh "$srcdir/test/dapltest/check-regress.sh" \
-	   > "$logs/dapltest-regress.log" 2>&1; then
-		echo "PASS: dapltest regress.sh over $cma on $ibdev ($(($(date +%s) - start))s)"
-		grep -E '^(regress.sh:|Dapltest: Server Exiting)' "$logs/dapltest-regress.log"
-	else
-		echo "FAIL: dapltest regress.sh over $cma on $ibdev ($logs/dapltest-regress.log):"
-		tail -40 "$logs/dapltest-regress.log"
-		fail=1
-	fi
+	run_dt_check regress "regress.sh" 1000 \
+		'^(regress.sh:|Dapltest: Server Exiting)' \
+		DAPLTEST_ITERS="${CHECK_VERBS_DT_ITERS:-100}" DT_REGRESS_TIMEOUT=900
 	# several EPs per thread, every byte checked (issue 13)
-	n=$((n + 1))
-	start=$(date +%s)
-	if DAT_TEST_IA=$cma DT_WIDTH_ITERS=${CHECK_VERBS_WIDTH_ITERS:-10000} \
-	   DT_WIDTH_TIMEOUT=900 builddir=. \
-	   timeout 1900 sh "$srcdir/test/dapltest/check-width.sh" \
-	   > "$logs/dapltest-width.log" 2>&1; then
-		echo "PASS: dapltest -w 4 and -w 8 over $cma on $ibdev ($(($(date +%s) - start))s)"
-		grep -E '^-w [48]: ' "$logs/dapltest-width.log"
-	else
-		echo "FAIL: dapltest -w 4 and -w 8 over $cma on $ibdev ($logs/dapltest-width.log):"
-		tail -40 "$logs/dapltest-width.log"
-		fail=1
-	fi
+	run_dt_check width "-w 4 and -w 8" 1900 '^-w [48]: ' \
+		DT_WIDTH_ITERS="${CHECK_VERBS_WIDTH_ITERS:-10000}" DT_WIDTH_TIMEOUT=900
 	if [ "$dev" = rxe ] && [ -n "${CHECK_VERBS_BENCH:-}" ]; then
 		sh "$srcdir/bench/verbs-vs-perftest.sh" || fail=1
 	fi

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "handle.h"
 
@@ -106,7 +107,7 @@ void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 {
 	struct dapl_header *h;
 	struct arena *a;
-	size_t c, first, last, old;
+	size_t c, old;
 
 	if (size < sizeof(*h))
 		size = sizeof(*h);
@@ -136,14 +137,10 @@ void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 	old = a->used;
 	h = (struct dapl_header *)(a->base + old);
 	a->used += size;
-	first = old / CHUNK;
-	last = (a->used - 1) / CHUNK;
-	for (c = first; c <= last; c++)
+	/* (a chunk the allocation point leaves behind still holds this
+	 * object, so it is settled by the frees, never here) */
+	for (c = old / CHUNK; c <= (a->used - 1) / CHUNK; c++)
 		a->live[c]++;
-	/* chunks the allocation point has just left behind */
-	for (c = old / CHUNK; c < a->used / CHUNK; c++)
-		if (c < first || c > last)
-			chunk_settle(a, c);
 	live_objects++;
 	pthread_mutex_unlock(&arena_lock);
 
@@ -223,9 +220,10 @@ size_t dapl_handle_live(void)
 bool dapl_handle_page_resident(const void *obj)
 {
 	unsigned char vec;
-	uintptr_t page = (uintptr_t)obj & ~(uintptr_t)4095;
+	uintptr_t size = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t page = (uintptr_t)obj & ~(size - 1);
 
-	if (mincore((void *)page, 4096, &vec))
+	if (mincore((void *)page, (size_t)size, &vec))
 		return false;
 	return vec & 1;
 }

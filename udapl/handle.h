@@ -47,14 +47,20 @@ void dapl_handle_free(void *obj);
  * refused without being read. */
 #define DAPL_HANDLE_LOWEST 0x10000u
 
+/* Whether a header may be read at obj at all. */
+static inline bool dapl_handle_plausible(const void *obj)
+{
+	uintptr_t v = (uintptr_t)obj;
+
+	return v >= DAPL_HANDLE_LOWEST && !(v & (_Alignof(struct dapl_header) - 1));
+}
+
 static inline struct dapl_header *dapl_handle_get(const void *obj,
 						  DAT_HANDLE_TYPE type)
 {
 	struct dapl_header *h = (struct dapl_header *)obj;
-	uintptr_t v = (uintptr_t)obj;
 
-	if (v < DAPL_HANDLE_LOWEST || (v & (_Alignof(struct dapl_header) - 1)) ||
-	    h->magic != dapl_magic(type))
+	if (!dapl_handle_plausible(obj) || h->magic != dapl_magic(type))
 		return NULL;
 	return h;
 }

@@ -340,10 +340,8 @@ DAT_RETURN dapl_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 static struct dapl_header *any_object(DAT_HANDLE h)
 {
 	struct dapl_header *hdr = (struct dapl_header *)h;
-	uintptr_t v = (uintptr_t)h;
 
-	if (v < DAPL_HANDLE_LOWEST || (v & (_Alignof(struct dapl_header) - 1)) ||
-	    hdr->magic != dapl_magic(hdr->type))
+	if (!dapl_handle_plausible(h) || hdr->magic != dapl_magic(hdr->type))
 		return NULL;
 	return hdr;
 }

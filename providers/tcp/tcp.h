@@ -1,0 +1,442 @@
+/* The native TCP transport: iWARP (MPA/DDP/RDMAP, tcp_wire.h) over kernel
+ * TCP sockets, with every check on what a peer may touch made here.
+ *
+ * Design:
+ *  - One socket per connected endpoint, non-blocking.  Everything about an
+ *    endpoint's data path (its queues, its transmit and receive state,
+ *    the socket) is under ep->lock.  Whoever holds it "drives" the
+ *    endpoint: reads what arrived and places it, writes what waits.
+ *  - Drivers: a post drives transmission in the caller's thread; cq_poll
+ *    drives every endpoint of the CQ (trylock: someone else driving is as
+ *    good); a consumer asleep in dat_evd_wait sleeps on the CQ's epoll fd,
+ *    which holds the sockets of its endpoints; the core's progress thread
+ *    (cm_get_event) drives the endpoints nobody else does.  An endpoint a
+ *    consumer keeps driving is left out of the progress epoll, so the
+ *    thread does not wake on every message; a timer brings it back every
+ *    TCP_TICK_NS to look again.
+ *  - Completions go, in the order they happen, into the CQ's ring of
+ *    dapl_twc (cq->lock, taken after ep->lock).  Its size covers every
+ *    queue that completes there, so a completion always has room.
+ *  - Placement: a Send lands in the posted receive (or, when none is
+ *    posted yet, in a bounded buffer until one is); an RDMA Write or Read
+ *    Response lands where its STag and tagged offset say, after the STag,
+ *    PZ, rights and range checks (tcp_mem.c).  A violation sends a
+ *    Terminate and ends the connection with nothing placed.
+ *  - Delivery: with a libdat peer a Send or RDMA Write completes once the
+ *    peer reports it placed (tcp_wire.h: the count in the CRC field);
+ *    with another iWARP peer once the socket has taken it.
+ *
+ * Lock order: ep->lock, then cq->lock / srq->lock / dev->lock; dev->lock
+ * is never held while an ep->lock is waited for (only tried). */
+#ifndef PROVIDERS_TCP_TCP_H
+#define PROVIDERS_TCP_TCP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <netinet/in.h>
+
+#include "transport.h"
+#include "tcp_wire.h"
+
+extern const struct udapl_transport_ops dapl_tcp_ops;
+
+#pragma GCC visibility push(hidden)
+
+#define TCP_MAX_SGE 8
+#define TCP_QUEUE_MAX 16384
+#define TCP_READS_MAX 128            /* IRD/ORD we offer */
+#define TCP_FPDU_DATA 65024          /* payload bytes per FPDU at most */
+#define TCP_RX_BUF (128 * 1024)      /* staging buffer per endpoint */
+#define TCP_DIRECT_MIN 4096          /* read payload straight to its place above this */
+#define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
+#define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
+#define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
+#define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this */
+#define TCP_PDATA_MAX (MPA_PD_MAX - MPA_V2_LEN - TCP_EXT_LEN)
+
+/* ---- work requests ------------------------------------------------------- */
+
+enum tcp_wr_state {
+	TCP_WR_QUEUED,      /* not (all) on the wire yet */
+	TCP_WR_SENT,        /* on the wire, waiting for its ack or response */
+	TCP_WR_DONE,        /* completed; slot free when it is the oldest */
+};
+
+struct tcp_wr {
+	uint64_t context;
+	uint8_t opcode;             /* enum dapl_twc_opcode */
+	uint8_t state;              /* enum tcp_wr_state */
+	uint8_t nsge;
+	uint8_t status;             /* enum dapl_twc_status, once DONE */
+	bool signaled, fence, solicited;
+	uint32_t msn;               /* Sends: the MSN of its FPDUs */
+	uint32_t len;               /* bytes in sge */
+	uint32_t done;              /* sends: bytes framed so far; reads: bytes placed */
+	uint32_t seq;               /* Sends/Writes: message number for the ack */
+	uint32_t rkey;              /* Writes/Reads: remote STag */
+	uint64_t raddr;             /* Writes/Reads: remote address (TO) */
+	uint32_t sink;              /* Reads: our sink STag for the response */
+	uint64_t tx_end;            /* stream position after its last byte */
+	struct dapl_tsge sge[TCP_MAX_SGE];
+};
+
+/* A ring of work requests; indices grow and wrap mod 2^32:
+ *   head   oldest not yet completed
+ *   frame  next send-queue request to put on the wire (head <= frame)
+ *   tail   next free (tail - head <= depth) */
+struct tcp_queue {
+	uint32_t depth;
+	uint32_t head, frame, tail;
+	struct tcp_wr *wr;
+};
+
+/* An RDMA Read Response we owe the peer (IRD of them). */
+struct tcp_read_resp {
+	uint32_t sink;
+	uint64_t sink_to;
+	uint64_t src;               /* our address */
+	uint32_t len, done;
+};
+
+/* A Send that arrived before a receive was posted for it. */
+struct tcp_unexpected {
+	struct tcp_unexpected *next;
+	uint32_t seq;               /* its inbound message number */
+	uint32_t len, filled;
+	bool complete;
+	uint8_t data[];
+};
+
+enum tcp_ep_state {
+	TCP_EP_IDLE,
+	TCP_EP_CONNECTING,   /* TCP connect in progress */
+	TCP_EP_MPA_REQ,      /* request sent, waiting for the reply */
+	TCP_EP_ACCEPTING,    /* reply sent, waiting for the initiator's RTR */
+	TCP_EP_CONNECTED,
+	TCP_EP_DOWN,         /* the attempt ended; posts flush */
+};
+
+enum tcp_rx_phase { RX_HDR, RX_DATA, RX_TRAILER };
+
+struct dapl_tep {
+	pthread_mutex_t lock;
+	struct dapl_tdev *dev;
+	struct dapl_tpd *pd;
+	struct dapl_tcq *scq, *rcq;
+	struct dapl_tsrq *srq;
+	uint64_t owner;
+	atomic_int refs;            /* drivers holding a pointer without the lock */
+	struct dapl_tep *next;      /* dev->eps (dev->lock) */
+	struct dapl_tep *cq_next_s, *cq_next_r;
+
+	enum tcp_ep_state state;
+	int fd;
+	bool active;                /* this attempt was a connect */
+	bool terminal_sent;         /* its one terminal event is queued */
+	bool ext_acks;              /* the peer speaks the ack extension */
+	bool crc;                   /* CRC negotiated: refused, never set */
+	bool hold_tx;               /* responder without RTR: wait for the first FPDU */
+	bool rtr_write;             /* initiator: send a zero-length Write as RTR */
+	bool rtr_pending;           /* responder: waiting for the RTR */
+	bool remote_error;          /* a Terminate names an error of ours */
+	uint64_t deadline_ms;       /* handshake deadline (monotonic ms) */
+	struct sockaddr_storage local, peer;
+	uint16_t ird, ord;          /* negotiated */
+	uint32_t handshake_len;     /* bytes of the MPA frame in hs_buf */
+	uint32_t handshake_done;
+	uint8_t hs_buf[MPA_HDR_LEN + MPA_PD_MAX];
+
+	/* a synthesised event waiting for cm_get_event (dev->lock) */
+	bool pending;
+	uint8_t pend_type;
+	int pend_status;
+	uint16_t pend_len;
+	uint8_t pend_data[MPA_PD_MAX];
+	struct dapl_tep *pend_next;
+
+	/* send side */
+	struct tcp_queue sq;
+	uint32_t msn_send, msn_read, msn_term;   /* last MSN used per queue */
+	uint32_t tx_seq;            /* Sends/Writes put on the wire */
+	uint32_t peer_placed;       /* what the peer reports placed */
+	uint32_t reads_out;         /* our Reads waiting for their response */
+	uint32_t read_head;         /* sq index of the oldest Read in flight */
+	uint64_t tx_pos;            /* stream bytes handed to the socket */
+	uint64_t tx_queued;         /* stream bytes framed */
+	/* what sendmsg still has to send: iov[iov_at..iov_n) */
+	struct iovec iov[TCP_TX_BATCH * 3 + 4];
+	int iov_at, iov_n;
+	uint8_t hdrs[TCP_TX_BATCH + 2][2 + DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN];
+	uint8_t trailers[TCP_TX_BATCH + 2][8];
+	uint8_t term_buf[2 + DDP_UNTAGGED_LEN + TERM_PAYLOAD_MAX + 8];
+	uint32_t term_len;
+	bool term_queued, term_sent;
+	bool ack_owed;              /* placed count changed since we last told */
+	uint8_t ack_age;            /* drives since it became owed */
+	bool force_ack;             /* send a bare ack even without traffic */
+	atomic_uint drives;         /* consumer drives, for the progress thread */
+	uint32_t drives_seen;       /* progress thread's copy */
+	bool excluded;              /* left out of the progress epoll */
+	bool want_out;              /* registered for EPOLLOUT */
+
+	/* responses to the peer's Reads */
+	struct tcp_read_resp *resp;
+	uint32_t resp_head, resp_tail, resp_cap;
+
+	/* receive side */
+	struct tcp_queue rq;        /* depth 0 on an SRQ */
+	uint32_t rx_msn_send, rx_msn_read, rx_msn_term;  /* next expected */
+	uint32_t rx_seq;            /* inbound Sends/Writes seen */
+	uint32_t rx_placed;         /* ... placed, in order */
+	uint32_t told_placed;       /* last placed count sent */
+	bool got_fpdu;              /* the peer has sent its first FPDU */
+	enum tcp_rx_phase phase;
+	uint32_t hdr_need, hdr_have;
+	uint8_t hdr[2 + DDP_UNTAGGED_LEN + TERM_PAYLOAD_MAX];
+	uint32_t ulpdu_len, data_len, data_done, trailer_len;
+	uint8_t trailer[8];
+
+	/* where this FPDU's data goes */
+	enum { DST_NONE, DST_MEM, DST_RECV, DST_READ, DST_UNEXP } dst;
+	uint32_t dst_stag;          /* DST_MEM: the STag and offset, checked per piece */
+	uint64_t dst_to;
+	bool msg_counts;            /* this FPDU ends a Send or Write (ack count) */
+	bool read_last;             /* this FPDU ends its message */
+	bool is_term;
+	bool in_send;               /* a Send's FPDUs are arriving */
+	bool send_to_unexp;         /* ... into the holding buffer */
+	bool stalled;               /* a Send waits for a receive, buffer full */
+	uint32_t trailer_have;
+	uint32_t sink_salt;         /* makes our read sink STags unpredictable */
+	struct tcp_wr *dst_wr;      /* DST_RECV: the receive */
+	struct tcp_unexpected *dst_unexp;
+	uint32_t dst_off;           /* offset into the message */
+	struct tcp_wr srq_wr;       /* a receive taken from the SRQ */
+	bool srq_wr_busy;
+	struct tcp_unexpected *unexp_head, *unexp_tail;
+	uint32_t unexp_bytes;
+	uint32_t cur_msg_seq;       /* inbound message number of the current Send/Write */
+	uint8_t *rbuf;              /* staging */
+	uint32_t rbuf_rd, rbuf_wr;
+};
+
+struct dapl_tconn {
+	struct dapl_tlisten *listener;
+	struct dapl_tdev *dev;
+	int fd;
+	uint64_t deadline_ms;
+	uint32_t have;
+	uint32_t bits, pd_len;
+	bool reported;
+	bool ext_acks;
+	uint16_t peer_ird, peer_ord;    /* RFC 6581 values, with their flag bits */
+	bool v2;
+	struct sockaddr_storage peer;
+	uint8_t buf[MPA_HDR_LEN + MPA_PD_MAX];
+	struct dapl_tconn *next;        /* dev->conns */
+};
+
+struct dapl_tlisten {
+	struct dapl_tdev *dev;
+	int fd;
+	uint16_t port;
+	bool dead;
+	int unanswered;
+	struct dapl_tlisten *next;
+};
+
+struct dapl_tcq {
+	struct dapl_tdev *dev;
+	pthread_mutex_t lock;
+	int epfd;                       /* what cq_wait_fd returns */
+	int event_fd;                   /* in epfd: a completion while armed */
+	bool armed;
+	bool notified;
+	uint32_t cap, count, head;      /* ring of completions */
+	uint32_t reserved;              /* entries promised to live queues */
+	struct dapl_twc *ring;
+	struct dapl_tep **eps;          /* endpoints completing here */
+	int neps, eps_cap;
+};
+
+struct dapl_tsrq {
+	struct dapl_tdev *dev;
+	struct dapl_tpd *pd;
+	pthread_mutex_t lock;
+	struct tcp_queue q;             /* posted receives, oldest at head */
+	uint32_t max_sge;
+	uint32_t limit;                 /* armed low watermark, 0 off */
+	int users;
+	bool pending;                   /* SRQ_LIMIT waiting (dev->lock) */
+	struct dapl_tsrq *pend_next;
+};
+
+struct dapl_tpd {
+	struct dapl_tdev *dev;
+};
+
+struct dapl_tmr {
+	struct dapl_tdev *dev;
+	struct dapl_tpd *pd;
+	uint64_t addr, len;
+	unsigned access;
+	uint32_t stag;
+	struct dapl_tmr *hnext;         /* dev->stags bucket */
+};
+
+struct dapl_tmw {
+	struct dapl_tpd *pd;
+	struct dapl_tmr *bound;         /* the registration of its range, or NULL */
+};
+
+#define TCP_STAG_BUCKETS 1024
+
+struct dapl_tdev {
+	pthread_mutex_t lock;
+	pthread_rwlock_t stag_lock;     /* the STag table and the memory behind it */
+	struct dapl_tmr *stags[TCP_STAG_BUCKETS];
+	uint64_t rng;                   /* xorshift state for STags (stag_lock) */
+	struct sockaddr_storage addr;
+	char name[64];
+	int epfd;                       /* the progress fd */
+	int notify_fd;                  /* eventfd: an event is queued */
+	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */
+	bool timer_on;
+	struct dapl_tlisten *listeners;
+	struct dapl_tconn *conns;
+	struct dapl_tep *eps;
+	struct dapl_tep *pend_head, *pend_tail;
+	struct dapl_tsrq *srq_pend_head;
+	/* the event cm_get_event returned last, and its private data */
+	uint8_t ev_buf[MPA_PD_MAX];
+};
+
+/* DAPL_TCP_TRACE=1: one line per FPDU and per state change on stderr. */
+extern int tcp_trace;
+#define TCP_TRACE(ep, ...) do { if (tcp_trace) tcp_trace_line(ep, __VA_ARGS__); } while (0)
+void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- tcp_dev.c ------------------------------------------------------------ */
+int tcp_dev_open(const char *ia_params, struct dapl_tdev **dev, char *why,
+		 size_t whylen);
+int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);
+void tcp_dev_close(struct dapl_tdev *dev);
+int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
+int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
+int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
+void tcp_unlisten(struct dapl_tlisten *l);
+uint64_t tcp_now_ms(void);
+/* dev->lock held: queue ev for ep (its one terminal event per attempt). */
+void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
+			 enum dapl_tcm_event_type type, int status,
+			 const void *pdata, size_t len);
+void tcp_dev_drop_events(struct dapl_tdev *dev, struct dapl_tep *ep);
+void tcp_dev_notify(struct dapl_tdev *dev);
+/* Starts the timer (a deadline to watch). */
+void tcp_dev_need_tick(struct dapl_tdev *dev);
+/* Watch ep's socket in the progress epoll (ep->lock held). */
+void tcp_dev_watch(struct dapl_tep *ep);
+void tcp_dev_unwatch(struct dapl_tep *ep);
+void tcp_conn_free(struct dapl_tconn *c);
+
+/* ---- tcp_ep.c ------------------------------------------------------------- */
+int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
+		  struct dapl_tcq *rcq, struct dapl_tsrq *srq,
+		  const struct dapl_tep_attr *attr, struct dapl_tep **ep);
+int tcp_ep_destroy(struct dapl_tep *ep);
+int tcp_ep_reset(struct dapl_tep *ep);
+int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
+		uint16_t port, const void *pdata, size_t len, uint16_t ird,
+		uint16_t ord);
+int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
+	       const void *pdata, size_t len, uint16_t ird, uint16_t ord);
+int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
+int tcp_disconnect(struct dapl_tep *ep);
+int tcp_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
+		 struct sockaddr_storage *peer);
+/* ep->lock held: the connection is over (status: why, for the event). */
+void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
+		 int status);
+/* ep->lock held: handshake progress on the active side and the RTR. */
+void tcp_ep_handshake(struct dapl_tep *ep);
+/* ep->lock held: the socket carries FPDUs from now on. */
+void tcp_ep_go_connected(struct dapl_tep *ep);
+
+/* ---- tcp_data.c ----------------------------------------------------------- */
+int tcp_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
+		  uint64_t context, unsigned flags);
+int tcp_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
+		  uint64_t context);
+int tcp_post_rdma_write(struct dapl_tep *ep, const struct dapl_tsge *sge,
+			int nsge, uint64_t raddr, uint32_t rkey,
+			uint64_t context, unsigned flags);
+int tcp_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
+		       int nsge, uint64_t raddr, uint32_t rkey,
+		       uint64_t context, unsigned flags);
+/* ep->lock held: read and place what arrived, write what waits.  Returns
+ * false when the connection ended while driving. */
+bool tcp_ep_drive(struct dapl_tep *ep);
+/* ep->lock held: push what waits on the socket. */
+void tcp_ep_flush(struct dapl_tep *ep);
+/* ep->lock held: complete everything posted as FLUSHED. */
+void tcp_ep_flush_all(struct dapl_tep *ep);
+/* ep->lock held: send a Terminate and end the connection. */
+void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
+		      unsigned code, const uint8_t *hdr, size_t hdr_len);
+void tcp_ep_reset_streams(struct dapl_tep *ep);
+
+/* ---- tcp_cq.c ------------------------------------------------------------- */
+int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);
+int tcp_cq_destroy(struct dapl_tcq *cq);
+int tcp_cq_wait_fd(struct dapl_tcq *cq);
+int tcp_cq_arm(struct dapl_tcq *cq, int solicited_only);
+void tcp_cq_ack(struct dapl_tcq *cq);
+int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max);
+/* Reserves room for a queue of depth completions / returns it. */
+int tcp_cq_attach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth);
+void tcp_cq_detach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth);
+/* ep->lock held: a completion. */
+void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc);
+/* An endpoint is gone: its SRQ receives in the ring lose their owner. */
+void tcp_cq_forget_owner(struct dapl_tcq *cq, uint64_t owner);
+void tcp_cq_watch(struct dapl_tcq *cq, int fd, bool out);
+void tcp_cq_unwatch(struct dapl_tcq *cq, int fd);
+
+/* ---- tcp_srq.c ------------------------------------------------------------ */
+int tcp_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,
+		   struct dapl_tsrq **srq);
+int tcp_srq_destroy(struct dapl_tsrq *srq,
+		    void (*discarded)(uint64_t context, void *arg), void *arg);
+int tcp_srq_resize(struct dapl_tsrq *srq, uint32_t max_wr);
+int tcp_srq_set_limit(struct dapl_tsrq *srq, uint32_t limit);
+int tcp_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
+		      int nsge, uint64_t context);
+/* Takes the oldest posted receive into *wr; false if none. */
+bool tcp_srq_take(struct dapl_tsrq *srq, struct tcp_wr *wr);
+
+/* ---- tcp_mem.c ------------------------------------------------------------ */
+int tcp_pd_alloc(struct dapl_tdev *dev, struct dapl_tpd **pd);
+int tcp_pd_free(struct dapl_tpd *pd);
+int tcp_mr_reg(struct dapl_tpd *pd, void *addr, uint64_t len, unsigned access,
+	       struct dapl_tmr **mr, uint32_t *lkey, uint32_t *rkey);
+int tcp_mr_dereg(struct dapl_tmr *mr);
+int tcp_mw_alloc(struct dapl_tpd *pd, struct dapl_tmw **mw);
+int tcp_mw_bind(struct dapl_tep *ep, struct dapl_tmw *mw, struct dapl_tmr *mr,
+		uint64_t addr, uint64_t len, unsigned access,
+		uint64_t context, unsigned flags, uint32_t *rkey);
+int tcp_mw_free(struct dapl_tmw *mw);
+/* With dev->stag_lock read-held: is [to, to+len) of stag open to pd with
+ * access?  0, or the Terminate code that says why not. */
+int tcp_stag_check(struct dapl_tdev *dev, uint32_t stag, struct dapl_tpd *pd,
+		   uint64_t to, uint64_t len, unsigned access);
+/* A fresh unpredictable non-zero 32-bit value not in the table. */
+uint32_t tcp_stag_new(struct dapl_tdev *dev);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,276 @@
+/* Completion queues: a ring of completions in the order they happened,
+ * and the endpoints whose sockets a poll drives.
+ *
+ * The ring holds, at any time, at most the requests of the queues that
+ * complete here (each request holds its place in the core until its
+ * completion is handed out), plus what destroyed endpoints left behind;
+ * tcp_cq_attach grows it before a queue can post, so a push always finds
+ * room.  The wait fd is an epoll set of an eventfd (a completion made by
+ * another thread while armed) and the sockets of the endpoints: a waiter
+ * wakes when its data arrives and places it itself. */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "tcp.h"
+
+int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **out)
+{
+	struct dapl_tcq *cq = calloc(1, sizeof(*cq));
+	struct epoll_event e = { .events = EPOLLIN };
+
+	(void)depth;    /* the ring follows the queues, not the EVD */
+	if (!cq)
+		return -ENOMEM;
+	cq->dev = dev;
+	pthread_mutex_init(&cq->lock, NULL);
+	cq->epfd = epoll_create1(EPOLL_CLOEXEC);
+	cq->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->epfd < 0 || cq->event_fd < 0)
+		goto fail;
+	e.data.fd = cq->event_fd;
+	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->event_fd, &e))
+		goto fail;
+	*out = cq;
+	return 0;
+fail:
+	if (cq->epfd >= 0)
+		close(cq->epfd);
+	if (cq->event_fd >= 0)
+		close(cq->event_fd);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq);
+	return -EMFILE;
+}
+
+int tcp_cq_destroy(struct dapl_tcq *cq)
+{
+	if (cq->neps)
+		return -EBUSY;
+	close(cq->epfd);
+	close(cq->event_fd);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq->ring);
+	free(cq->eps);
+	free(cq);
+	return 0;
+}
+
+int tcp_cq_wait_fd(struct dapl_tcq *cq)
+{
+	return cq->epfd;
+}
+
+/* ep->lock of each attached endpoint may be held: flush acks owed, since
+ * the consumer is about to sleep and will not post the reply that would
+ * have carried them. */
+int tcp_cq_arm(struct dapl_tcq *cq, int solicited_only)
+{
+	struct dapl_tep *eps[16];
+	int n, i;
+
+	(void)solicited_only;
+	pthread_mutex_lock(&cq->lock);
+	cq->armed = true;
+	n = cq->neps < 16 ? cq->neps : 16;
+	for (i = 0; i < n; i++) {
+		eps[i] = cq->eps[i];
+		atomic_fetch_add(&eps[i]->refs, 1);
+	}
+	pthread_mutex_unlock(&cq->lock);
+	for (i = 0; i < n; i++) {
+		struct dapl_tep *ep = eps[i];
+
+		atomic_fetch_add_explicit(&ep->drives, 1, memory_order_relaxed);
+		if (ep->ack_owed && pthread_mutex_trylock(&ep->lock) == 0) {
+			if (ep->ack_owed && ep->state == TCP_EP_CONNECTED) {
+				ep->force_ack = true;
+				tcp_ep_flush(ep);
+			}
+			pthread_mutex_unlock(&ep->lock);
+		}
+		atomic_fetch_sub(&ep->refs, 1);
+	}
+	return 0;
+}
+
+void tcp_cq_ack(struct dapl_tcq *cq)
+{
+	uint64_t v;
+
+	if (read(cq->event_fd, &v, sizeof(v)) < 0)
+		v = 0;
+	pthread_mutex_lock(&cq->lock);
+	cq->notified = false;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/* Grows the ring to n entries, keeping what it holds in order. */
+static int ring_grow(struct dapl_tcq *cq, uint32_t n)
+{
+	struct dapl_twc *r;
+	uint32_t i;
+
+	if (n <= cq->cap)
+		return 0;
+	r = malloc((size_t)n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < cq->count; i++)
+		r[i] = cq->ring[(cq->head + i) % cq->cap];
+	free(cq->ring);
+	cq->ring = r;
+	cq->cap = n;
+	cq->head = 0;
+	return 0;
+}
+
+int tcp_cq_attach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth)
+{
+	struct dapl_tep **e;
+	uint64_t need;
+	int err = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	need = (uint64_t)cq->reserved + depth + cq->count + 1;
+	if (need > UINT32_MAX / 2) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* grow by half again, so a run of endpoints costs few copies */
+	if (need > cq->cap)
+		err = ring_grow(cq, (uint32_t)(need + need / 2));
+	if (err)
+		goto out;
+	if (cq->neps == cq->eps_cap) {
+		int cap = cq->eps_cap ? cq->eps_cap * 2 : 4;
+
+		e = realloc(cq->eps, (size_t)cap * sizeof(*e));
+		if (!e) {
+			err = -ENOMEM;
+			goto out;
+		}
+		cq->eps = e;
+		cq->eps_cap = cap;
+	}
+	cq->eps[cq->neps++] = ep;
+	cq->reserved += depth;
+out:
+	pthread_mutex_unlock(&cq->lock);
+	return err;
+}
+
+void tcp_cq_detach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth)
+{
+	int i;
+
+	pthread_mutex_lock(&cq->lock);
+	for (i = 0; i < cq->neps; i++)
+		if (cq->eps[i] == ep) {
+			cq->eps[i] = cq->eps[--cq->neps];
+			cq->reserved -= depth;
+			break;
+		}
+	pthread_mutex_unlock(&cq->lock);
+}
+
+void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc)
+{
+	bool wake = false;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count == cq->cap) {
+		/* cannot happen (attach reserved room); never overwrite */
+		if (ring_grow(cq, cq->cap ? cq->cap * 2 : 16)) {
+			pthread_mutex_unlock(&cq->lock);
+			return;
+		}
+	}
+	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+	cq->count++;
+	if (cq->armed && !cq->notified) {
+		cq->notified = true;
+		cq->armed = false;
+		wake = true;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	if (wake) {
+		uint64_t one = 1;
+
+		if (write(cq->event_fd, &one, sizeof(one)) < 0)
+			one = 0;
+	}
+}
+
+void tcp_cq_forget_owner(struct dapl_tcq *cq, uint64_t owner)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&cq->lock);
+	for (i = 0; i < cq->count; i++) {
+		struct dapl_twc *w = &cq->ring[(cq->head + i) % cq->cap];
+
+		if (w->owner == owner)
+			w->owner = 0;
+	}
+	pthread_mutex_unlock(&cq->lock);
+}
+
+void tcp_cq_watch(struct dapl_tcq *cq, int fd, bool out)
+{
+	struct epoll_event e = { .events = EPOLLIN | (out ? EPOLLOUT : 0) };
+
+	e.data.fd = fd;
+	if (epoll_ctl(cq->epfd, EPOLL_CTL_MOD, fd, &e) && errno == ENOENT)
+		(void)epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+void tcp_cq_unwatch(struct dapl_tcq *cq, int fd)
+{
+	(void)epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+#define DRIVE_MAX 64
+
+int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
+{
+	struct dapl_tep *eps[DRIVE_MAX];
+	int n = 0, i, got = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	for (i = 0; i < cq->neps && n < DRIVE_MAX; i++) {
+		struct dapl_tep *ep = cq->eps[i];
+
+		if (ep->state == TCP_EP_IDLE)
+			continue;
+		eps[n++] = ep;
+		atomic_fetch_add(&ep->refs, 1);
+	}
+	pthread_mutex_unlock(&cq->lock);
+
+	for (i = 0; i < n; i++) {
+		struct dapl_tep *ep = eps[i];
+
+		atomic_fetch_add_explicit(&ep->drives, 1, memory_order_relaxed);
+		if (pthread_mutex_trylock(&ep->lock) == 0) {
+			tcp_ep_drive(ep);
+			pthread_mutex_unlock(&ep->lock);
+		}
+		atomic_fetch_sub(&ep->refs, 1);
+	}
+
+	pthread_mutex_lock(&cq->lock);
+	while (got < max && cq->count) {
+		wc[got++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return got;
+}

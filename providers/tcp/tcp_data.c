@@ -1,0 +1,1337 @@
+/* The data path: posting, framing FPDUs onto the socket, and reading,
+ * checking and placing what the peer sends.
+ *
+ * Every function here runs with ep->lock held (the post_* entry points
+ * take it).  Nothing allocates except a Send that arrives before its
+ * receive is posted (held in a bounded buffer, TCP_UNEXPECTED_MAX).
+ *
+ * Receive: bytes come into a staging buffer with one recv(); headers are
+ * parsed from it and payload copied to its place; a payload larger than
+ * TCP_DIRECT_MIN still to come is read straight into its place.  Every
+ * field of every header is checked before a byte moves: lengths against
+ * the FPDU, MSN and MO against the stream, STag/PZ/rights/range against
+ * the STag table (again for each piece, so a registration freed meanwhile
+ * is never written).  A violation sends a Terminate and ends the
+ * connection.
+ *
+ * Send: requests are framed in posting order (reads wait for ORD and
+ * fenced requests for earlier reads), gathered with the headers and the
+ * read responses we owe into one sendmsg; what the socket does not take
+ * waits for EPOLLOUT. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tcp.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static struct tcp_wr *qwr(struct tcp_queue *q, uint32_t i)
+{
+	return &q->wr[i % q->depth];
+}
+
+static bool seq_reached(uint32_t have, uint32_t want)
+{
+	return (int32_t)(have - want) >= 0;
+}
+
+static int64_t sge_total(const struct dapl_tsge *sge, int nsge)
+{
+	int64_t t = 0;
+	int i;
+
+	if (nsge < 0 || nsge > TCP_MAX_SGE)
+		return -EINVAL;
+	for (i = 0; i < nsge; i++)
+		t += sge[i].length;
+	if (t > UINT32_MAX)
+		return -EINVAL;
+	return t;
+}
+
+/* Copies len bytes between buf and the request's segments at offset off
+ * (to_sge: into them).  The caller checked off + len <= wr->len. */
+static void sge_copy(struct tcp_wr *wr, uint32_t off, uint8_t *buf,
+		     uint32_t len, bool to_sge)
+{
+	int i;
+
+	for (i = 0; i < wr->nsge && len; i++) {
+		uint32_t sl = wr->sge[i].length, n;
+		uint8_t *p;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		n = sl - off < len ? sl - off : len;
+		p = (uint8_t *)(uintptr_t)wr->sge[i].addr + off;
+		if (to_sge)
+			memcpy(p, buf, n);
+		else
+			memcpy(buf, p, n);
+		buf += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/* Fills iov with the request's segments from off for len bytes; returns
+ * the count. */
+static int sge_iov(const struct tcp_wr *wr, uint32_t off, uint32_t len,
+		   struct iovec *iov)
+{
+	int i, k = 0;
+
+	for (i = 0; i < wr->nsge && len; i++) {
+		uint32_t sl = wr->sge[i].length, n;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		n = sl - off < len ? sl - off : len;
+		iov[k].iov_base = (uint8_t *)(uintptr_t)wr->sge[i].addr + off;
+		iov[k].iov_len = n;
+		k++;
+		len -= n;
+		off = 0;
+	}
+	return k;
+}
+
+static void complete(struct dapl_tep *ep, struct dapl_tcq *cq,
+		     struct tcp_wr *wr, enum dapl_twc_status st,
+		     uint32_t byte_len)
+{
+	struct dapl_twc wc;
+
+	if (st == DAPL_TWC_SUCCESS && !wr->signaled)
+		return;
+	wc.context = wr->context;
+	wc.owner = ep->owner;
+	wc.status = st;
+	wc.opcode = (enum dapl_twc_opcode)wr->opcode;
+	wc.byte_len = byte_len;
+	wc.vendor_err = 0;
+	tcp_cq_push(cq, &wc);
+}
+
+void tcp_ep_reset_streams(struct dapl_tep *ep)
+{
+	ep->msn_send = ep->msn_read = ep->msn_term = 0;
+	ep->rx_msn_send = ep->rx_msn_read = ep->rx_msn_term = 1;
+	ep->tx_seq = ep->peer_placed = 0;
+	ep->rx_seq = ep->rx_placed = ep->told_placed = 0;
+	ep->reads_out = 0;
+	ep->read_head = ep->sq.head;
+	ep->sq.frame = ep->sq.head;
+	ep->tx_pos = ep->tx_queued = 0;
+	ep->iov_at = ep->iov_n = 0;
+	ep->resp_head = ep->resp_tail = 0;
+	ep->term_queued = ep->term_sent = false;
+	ep->ack_owed = ep->force_ack = false;
+	ep->ack_age = 0;
+	ep->got_fpdu = ep->hold_tx = false;
+	ep->rtr_write = ep->rtr_pending = false;
+	ep->stalled = false;
+	ep->ext_acks = ep->remote_error = false;
+	ep->phase = RX_HDR;
+	ep->hdr_have = 0;
+	ep->rbuf_rd = ep->rbuf_wr = 0;
+	ep->dst = DST_NONE;
+	ep->dst_off = 0;
+	ep->in_send = false;
+	ep->deadline_ms = 0;
+	if (getrandom(&ep->sink_salt, sizeof(ep->sink_salt), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(ep->sink_salt))
+		ep->sink_salt = (uint32_t)(uintptr_t)ep;
+}
+
+/* ---- completing the send queue ------------------------------------------- */
+
+/* Completes, in posting order, what is done. */
+static void complete_sends(struct dapl_tep *ep)
+{
+	struct tcp_queue *q = &ep->sq;
+
+	while (q->head != q->frame) {
+		struct tcp_wr *wr = qwr(q, q->head);
+
+		if (wr->state != TCP_WR_DONE) {
+			if (wr->opcode == DAPL_TWC_RDMA_READ)
+				break;
+			if (wr->state != TCP_WR_SENT || ep->tx_pos < wr->tx_end)
+				break;
+			if (ep->ext_acks && !seq_reached(ep->peer_placed, wr->seq))
+				break;
+			wr->status = DAPL_TWC_SUCCESS;
+		}
+		complete(ep, ep->scq, wr, (enum dapl_twc_status)wr->status,
+			 wr->len);
+		q->head++;
+	}
+	if (ep->read_head - q->head > q->tail - q->head)
+		ep->read_head = q->head;
+}
+
+void tcp_ep_flush_all(struct dapl_tep *ep)
+{
+	struct tcp_queue *q = &ep->sq;
+	struct tcp_unexpected *u;
+
+	/* what was done before the end still completes as it was */
+	while (q->head != q->tail) {
+		struct tcp_wr *wr = qwr(q, q->head);
+		enum dapl_twc_status st = DAPL_TWC_FLUSHED;
+
+		if (wr->state == TCP_WR_DONE)
+			st = (enum dapl_twc_status)wr->status;
+		else if (wr->state == TCP_WR_SENT &&
+			 wr->opcode != DAPL_TWC_RDMA_READ &&
+			 ep->tx_pos >= wr->tx_end &&
+			 (!ep->ext_acks || seq_reached(ep->peer_placed, wr->seq)))
+			st = DAPL_TWC_SUCCESS;
+		if (st == DAPL_TWC_SUCCESS && !wr->signaled) {
+			q->head++;
+			continue;
+		}
+		wr->signaled = true;
+		complete(ep, ep->scq, wr, st, wr->len);
+		q->head++;
+	}
+	q->frame = q->head;
+	ep->read_head = q->head;
+	ep->reads_out = 0;
+	q = &ep->rq;
+	while (q->head != q->tail) {
+		complete(ep, ep->rcq, qwr(q, q->head), DAPL_TWC_FLUSHED, 0);
+		q->head++;
+	}
+	if (ep->srq_wr_busy) {
+		complete(ep, ep->rcq, &ep->srq_wr, DAPL_TWC_FLUSHED, 0);
+		ep->srq_wr_busy = false;
+	}
+	while ((u = ep->unexp_head)) {
+		ep->unexp_head = u->next;
+		free(u);
+	}
+	ep->unexp_tail = NULL;
+	ep->unexp_bytes = 0;
+	ep->resp_head = ep->resp_tail = 0;
+	ep->iov_at = ep->iov_n = 0;
+	ep->dst = DST_NONE;
+	ep->in_send = false;
+}
+
+/* ---- transmit ------------------------------------------------------------- */
+
+struct batch {
+	int fpdus;
+};
+
+/* Appends one FPDU: hdr (already written, hlen bytes, starting with the
+ * MPA length), payload iovs, pad and the CRC field. */
+static bool batch_room(const struct dapl_tep *ep, int fpdus, int niov)
+{
+	return fpdus < TCP_TX_BATCH &&
+	       ep->iov_n + niov + 2 <= (int)(sizeof(ep->iov) / sizeof(ep->iov[0]));
+}
+
+static void batch_add(struct dapl_tep *ep, int slot, size_t hlen,
+		      const struct iovec *data, int ndata, uint32_t dlen,
+		      uint32_t ulpdu_len)
+{
+	unsigned pad = fpdu_pad(ulpdu_len);
+	uint8_t *t = ep->trailers[slot];
+	int i;
+
+	ep->iov[ep->iov_n].iov_base = ep->hdrs[slot];
+	ep->iov[ep->iov_n].iov_len = hlen;
+	ep->iov_n++;
+	for (i = 0; i < ndata; i++)
+		ep->iov[ep->iov_n++] = data[i];
+	memset(t, 0, 4);
+	/* the CRC field: our placed count for a libdat peer, else zero */
+	put32(t + pad, ep->ext_acks ? ep->rx_placed : 0);
+	ep->iov[ep->iov_n].iov_base = t;
+	ep->iov[ep->iov_n].iov_len = pad + 4;
+	ep->iov_n++;
+	ep->tx_queued += hlen + dlen + pad + 4;
+	TCP_TRACE(ep, "tx ctrl %04x len %u placed %u", get16(ep->hdrs[slot] + 2),
+		  dlen, ep->rx_placed);
+	if (ep->ext_acks) {
+		ep->told_placed = ep->rx_placed;
+		ep->ack_owed = false;
+		ep->force_ack = false;
+		ep->ack_age = 0;
+	}
+}
+
+static bool frame_term(struct dapl_tep *ep, int *fpdus)
+{
+	if (!ep->term_queued || ep->term_sent || !batch_room(ep, *fpdus, 0))
+		return false;
+	memcpy(ep->hdrs[*fpdus], ep->term_buf, ep->term_len);
+	batch_add(ep, *fpdus, ep->term_len, NULL, 0, 0,
+		  ep->term_len - 2);
+	ep->term_sent = true;
+	(*fpdus)++;
+	return true;
+}
+
+/* A zero-length RDMA Write: the RTR, or a bare acknowledgement. */
+static void frame_empty_write(struct dapl_tep *ep, int *fpdus, uint32_t stag)
+{
+	uint8_t *h = ep->hdrs[*fpdus];
+	size_t hl = fpdu_put_tagged(h, DDP_TAGGED_LEN, true, RDMAP_WRITE, stag, 0);
+
+	batch_add(ep, *fpdus, hl, NULL, 0, 0, DDP_TAGGED_LEN);
+	(*fpdus)++;
+}
+
+static void frame_read_req(struct dapl_tep *ep, int *fpdus, uint32_t sink,
+			   uint32_t len, uint32_t src_stag, uint64_t src_to)
+{
+	uint8_t *h = ep->hdrs[*fpdus];
+	uint32_t ul = DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN;
+	size_t hl = fpdu_put_untagged(h, ul, true, RDMAP_READ_REQ, DDP_QN_READ,
+				      ++ep->msn_read, 0);
+
+	put32(h + hl, sink);
+	put64(h + hl + 4, 0);
+	put32(h + hl + 12, len);
+	put32(h + hl + 16, src_stag);
+	put64(h + hl + 20, src_to);
+	batch_add(ep, *fpdus, hl + RDMAP_READ_REQ_LEN, NULL, 0, 0, ul);
+	(*fpdus)++;
+}
+
+/* Frames the next piece of the read response at the head. */
+static bool frame_resp(struct dapl_tep *ep, int *fpdus)
+{
+	struct tcp_read_resp *r;
+	struct iovec iov;
+	uint32_t n;
+	bool last;
+
+	if (ep->resp_head == ep->resp_tail || !batch_room(ep, *fpdus, 1))
+		return false;
+	r = &ep->resp[ep->resp_head % ep->resp_cap];
+	n = r->len - r->done < TCP_FPDU_DATA ? r->len - r->done : TCP_FPDU_DATA;
+	last = r->done + n == r->len;
+	fpdu_put_tagged(ep->hdrs[*fpdus], DDP_TAGGED_LEN + n, last,
+			RDMAP_READ_RESP, r->sink, r->sink_to + r->done);
+	iov.iov_base = (void *)(uintptr_t)(r->src + r->done);
+	iov.iov_len = n;
+	batch_add(ep, *fpdus, 2 + DDP_TAGGED_LEN, &iov, n ? 1 : 0, n,
+		  DDP_TAGGED_LEN + n);
+	r->done += n;
+	if (last)
+		ep->resp_head++;
+	(*fpdus)++;
+	return true;
+}
+
+/* Frames the next piece of the oldest send-queue request not yet on the
+ * wire; false when nothing (more) can go now. */
+static bool frame_request(struct dapl_tep *ep, int *fpdus)
+{
+	struct tcp_queue *q = &ep->sq;
+	struct iovec iov[TCP_MAX_SGE];
+	struct tcp_wr *wr;
+	uint32_t n, hl;
+	int k;
+	bool last;
+
+	if (q->frame == q->tail || ep->hold_tx)
+		return false;
+	wr = qwr(q, q->frame);
+	if (wr->fence && ep->reads_out)
+		return false;
+	if (!batch_room(ep, *fpdus, TCP_MAX_SGE))
+		return false;
+	switch (wr->opcode) {
+	case DAPL_TWC_RDMA_READ:
+		if (ep->reads_out >= (ep->ord ? ep->ord : 1))
+			return false;
+		wr->sink = (q->frame * 2654435761u) ^ ep->sink_salt;
+		frame_read_req(ep, fpdus, wr->sink, wr->len, wr->rkey, wr->raddr);
+		wr->state = TCP_WR_SENT;
+		ep->reads_out++;
+		q->frame++;
+		return true;
+	case DAPL_TWC_SEND:
+		n = wr->len - wr->done < TCP_FPDU_DATA ? wr->len - wr->done
+						      : TCP_FPDU_DATA;
+		last = wr->done + n == wr->len;
+		if (wr->done == 0)
+			wr->msn = ++ep->msn_send;
+		hl = (uint32_t)fpdu_put_untagged(ep->hdrs[*fpdus],
+			DDP_UNTAGGED_LEN + n, last,
+			wr->solicited ? RDMAP_SEND_SE : RDMAP_SEND,
+			DDP_QN_SEND, wr->msn, wr->done);
+		break;
+	default: /* RDMA Write */
+		n = wr->len - wr->done < TCP_FPDU_DATA ? wr->len - wr->done
+						      : TCP_FPDU_DATA;
+		last = wr->done + n == wr->len;
+		/* STag 0 with no data is our bare ack, never a Write */
+		hl = (uint32_t)fpdu_put_tagged(ep->hdrs[*fpdus],
+			DDP_TAGGED_LEN + n, last, RDMAP_WRITE,
+			wr->len || wr->rkey ? wr->rkey : 1,
+			wr->raddr + wr->done);
+		break;
+	}
+	k = sge_iov(wr, wr->done, n, iov);
+	batch_add(ep, *fpdus, hl, iov, k, n, hl - 2 + n);
+	wr->done += n;
+	(*fpdus)++;
+	if (last) {
+		wr->seq = ++ep->tx_seq;
+		wr->tx_end = ep->tx_queued;
+		wr->state = TCP_WR_SENT;
+		q->frame++;
+	}
+	return true;
+}
+
+static void update_out(struct dapl_tep *ep, bool want)
+{
+	if (ep->want_out == want)
+		return;
+	ep->want_out = want;
+	tcp_dev_watch(ep);
+	tcp_cq_watch(ep->scq, ep->fd, want);
+}
+
+/* Builds the next batch; false if there is nothing to send. */
+static bool build_batch(struct dapl_tep *ep)
+{
+	int fpdus = 0;
+
+	ep->iov_at = ep->iov_n = 0;
+	if (frame_term(ep, &fpdus))
+		return true;
+	if (ep->term_queued)
+		return false;   /* nothing after a Terminate */
+	if (ep->rtr_write) {
+		ep->rtr_write = false;
+		frame_empty_write(ep, &fpdus, 0);
+	}
+	while (frame_resp(ep, &fpdus))
+		;
+	while (frame_request(ep, &fpdus))
+		;
+	if (!fpdus && ep->ext_acks && ep->force_ack &&
+	    ep->rx_placed != ep->told_placed && !ep->hold_tx)
+		frame_empty_write(ep, &fpdus, 0);
+	ep->force_ack = false;
+	return fpdus > 0;
+}
+
+void tcp_ep_flush(struct dapl_tep *ep)
+{
+	if (ep->fd < 0 || (ep->state != TCP_EP_CONNECTED &&
+			   !(ep->state == TCP_EP_ACCEPTING && ep->term_queued)))
+		return;
+	for (;;) {
+		ssize_t n;
+		struct msghdr m;
+		int cnt;
+
+		if (ep->iov_at == ep->iov_n && !build_batch(ep))
+			break;
+		memset(&m, 0, sizeof(m));
+		cnt = ep->iov_n - ep->iov_at;
+		m.msg_iov = &ep->iov[ep->iov_at];
+		m.msg_iovlen = (size_t)(cnt > 1024 ? 1024 : cnt);
+		n = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				update_out(ep, true);
+				break;
+			}
+			/* EFAULT: memory under a request or a read response
+			 * went away; anything else: the connection did */
+			tcp_ep_fail(ep, errno == EFAULT ? DAPL_TCM_CONN_ERROR
+						       : DAPL_TCM_DISCONNECTED,
+				    -errno);
+			return;
+		}
+		ep->tx_pos += (uint64_t)n;
+		while (n > 0 && ep->iov_at < ep->iov_n) {
+			struct iovec *v = &ep->iov[ep->iov_at];
+
+			if ((size_t)n >= v->iov_len) {
+				n -= (ssize_t)v->iov_len;
+				ep->iov_at++;
+			} else {
+				v->iov_base = (uint8_t *)v->iov_base + n;
+				v->iov_len -= (size_t)n;
+				n = 0;
+			}
+		}
+	}
+	if (ep->iov_at == ep->iov_n)
+		update_out(ep, false);
+	if (ep->term_sent && ep->iov_at == ep->iov_n) {
+		tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ECONNABORTED);
+		return;
+	}
+	complete_sends(ep);
+}
+
+void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
+		      unsigned code, const uint8_t *hdr, size_t hdr_len)
+{
+	uint8_t *p = ep->term_buf;
+	uint32_t ul, hdrct = 0;
+	size_t off;
+
+	if (ep->term_queued || ep->fd < 0)
+		return;
+	if (hdr_len > TERM_PAYLOAD_MAX - 4)
+		hdr_len = TERM_PAYLOAD_MAX - 4;
+	if (hdr_len)
+		hdrct = TERM_HDRCT_M | TERM_HDRCT_D |
+			(hdr_len > 2 + DDP_UNTAGGED_LEN ? TERM_HDRCT_R : 0);
+	ul = (uint32_t)(DDP_UNTAGGED_LEN + 4 + hdr_len);
+	off = fpdu_put_untagged(p, ul, true, RDMAP_TERMINATE, DDP_QN_TERM,
+				++ep->msn_term, 0);
+	put32(p + off, (layer & 15) << 28 | (etype & 15) << 24 |
+		       (code & 255) << 16 | hdrct);
+	off += 4;
+	if (hdr_len)
+		memcpy(p + off, hdr, hdr_len);
+	ep->term_len = (uint32_t)(off + hdr_len);
+	ep->term_queued = true;
+	ep->hold_tx = false;
+	if (ep->state == TCP_EP_CONNECTED || ep->state == TCP_EP_ACCEPTING)
+		tcp_ep_flush(ep);
+	/* a socket that will not take it: the connection ends anyway */
+	if (ep->state != TCP_EP_DOWN && ep->state != TCP_EP_IDLE)
+		tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ECONNABORTED);
+}
+
+/* ---- posting -------------------------------------------------------------- */
+
+static int post(struct dapl_tep *ep, struct tcp_queue *q,
+		enum dapl_twc_opcode op, const struct dapl_tsge *sge, int nsge,
+		uint64_t raddr, uint32_t rkey, uint64_t context, unsigned flags)
+{
+	struct tcp_wr *wr;
+	int64_t total = sge_total(sge, nsge);
+	bool is_send = q == &ep->sq;
+
+	if (total < 0)
+		return (int)total;
+	if (op != DAPL_TWC_RECV && op != DAPL_TWC_SEND && total &&
+	    raddr + (uint64_t)total < raddr)
+		return -EINVAL;     /* a remote range that wraps */
+	pthread_mutex_lock(&ep->lock);
+	if (is_send && ep->state != TCP_EP_CONNECTED &&
+	    ep->state != TCP_EP_DOWN) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOTCONN;
+	}
+	if (q->tail - q->head >= q->depth) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOSPC;
+	}
+	wr = qwr(q, q->tail);
+	wr->context = context;
+	wr->opcode = (uint8_t)op;
+	wr->state = TCP_WR_QUEUED;
+	wr->status = DAPL_TWC_SUCCESS;
+	wr->nsge = (uint8_t)nsge;
+	wr->signaled = op == DAPL_TWC_RECV || (flags & DAPL_TPOST_SIGNALED);
+	wr->fence = (flags & DAPL_TPOST_FENCE) != 0;
+	wr->solicited = (flags & DAPL_TPOST_SOLICITED) != 0;
+	wr->len = (uint32_t)total;
+	wr->done = 0;
+	wr->rkey = rkey;
+	wr->raddr = raddr;
+	memcpy(wr->sge, sge, (size_t)nsge * sizeof(*sge));
+	q->tail++;
+	if (ep->state == TCP_EP_DOWN) {
+		/* like a queue pair in the error state: it flushes */
+		if (is_send) {
+			complete_sends(ep);
+			tcp_ep_flush_all(ep);
+		} else {
+			tcp_ep_flush_all(ep);
+		}
+	} else if (is_send) {
+		tcp_ep_flush(ep);
+	} else if (ep->unexp_head || ep->phase == RX_DATA) {
+		/* a Send may be waiting for exactly this receive */
+		tcp_ep_drive(ep);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+int tcp_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
+		  uint64_t context, unsigned flags)
+{
+	return post(ep, &ep->sq, DAPL_TWC_SEND, sge, nsge, 0, 0, context, flags);
+}
+
+int tcp_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
+		  uint64_t context)
+{
+	if (ep->srq)
+		return -EINVAL;
+	return post(ep, &ep->rq, DAPL_TWC_RECV, sge, nsge, 0, 0, context,
+		    DAPL_TPOST_SIGNALED);
+}
+
+int tcp_post_rdma_write(struct dapl_tep *ep, const struct dapl_tsge *sge,
+			int nsge, uint64_t raddr, uint32_t rkey,
+			uint64_t context, unsigned flags)
+{
+	return post(ep, &ep->sq, DAPL_TWC_RDMA_WRITE, sge, nsge, raddr, rkey,
+		    context, flags);
+}
+
+int tcp_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
+		       int nsge, uint64_t raddr, uint32_t rkey,
+		       uint64_t context, unsigned flags)
+{
+	return post(ep, &ep->sq, DAPL_TWC_RDMA_READ, sge, nsge, raddr, rkey,
+		    context, flags);
+}
+
+/* ---- receive -------------------------------------------------------------- */
+
+/* Inbound Sends/Writes placed, in order: up to the first one still held
+ * for a receive. */
+static void update_placed(struct dapl_tep *ep)
+{
+	uint32_t placed = ep->unexp_head ? ep->unexp_head->seq - 1 : ep->rx_seq;
+
+	if (placed != ep->rx_placed) {
+		ep->rx_placed = placed;
+		ep->ack_owed = true;
+		ep->ack_age = 0;
+	}
+}
+
+/* The next receive a Send fills: the oldest posted, or one from the SRQ. */
+static struct tcp_wr *next_recv(struct dapl_tep *ep)
+{
+	if (ep->srq) {
+		if (!ep->srq_wr_busy && tcp_srq_take(ep->srq, &ep->srq_wr))
+			ep->srq_wr_busy = true;
+		return ep->srq_wr_busy ? &ep->srq_wr : NULL;
+	}
+	if (ep->rq.head == ep->rq.tail)
+		return NULL;
+	return qwr(&ep->rq, ep->rq.head);
+}
+
+static void recv_done(struct dapl_tep *ep, enum dapl_twc_status st,
+		      uint32_t len)
+{
+	if (ep->srq) {
+		complete(ep, ep->rcq, &ep->srq_wr, st, len);
+		ep->srq_wr_busy = false;
+	} else {
+		complete(ep, ep->rcq, qwr(&ep->rq, ep->rq.head), st, len);
+		ep->rq.head++;
+	}
+}
+
+/* Sends held for receives: place those whose receive is now posted. */
+static void match_unexpected(struct dapl_tep *ep)
+{
+	struct tcp_unexpected *u;
+	struct tcp_wr *wr;
+
+	while ((u = ep->unexp_head) && u->complete && (wr = next_recv(ep))) {
+		if (u->len > wr->len) {
+			recv_done(ep, DAPL_TWC_LOCAL_LENGTH, 0);
+			tcp_ep_terminate(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+					 TERM_CODE_TOO_LONG, NULL, 0);
+			return;
+		}
+		sge_copy(wr, 0, u->data, u->len, true);
+		recv_done(ep, DAPL_TWC_SUCCESS, u->len);
+		ep->unexp_head = u->next;
+		if (!ep->unexp_head)
+			ep->unexp_tail = NULL;
+		ep->unexp_bytes -= u->len;
+		free(u);
+		update_placed(ep);
+	}
+}
+
+/* The Terminate a bad FPDU gets: the offending header goes with it. */
+static void reject_fpdu(struct dapl_tep *ep, unsigned layer, unsigned etype,
+			unsigned code)
+{
+	tcp_ep_terminate(ep, layer, etype, code, ep->hdr, ep->hdr_need);
+}
+
+/* A Terminate from the peer: the oldest request it can concern fails. */
+static void on_terminate(struct dapl_tep *ep)
+{
+	const uint8_t *p = ep->hdr + 2 + DDP_UNTAGGED_LEN;
+	uint32_t ctrl = get32(p), layer = ctrl >> 28, etype = (ctrl >> 24) & 15;
+	enum dapl_twc_status st = DAPL_TWC_REMOTE_OP;
+	struct tcp_queue *q = &ep->sq;
+	int want = -1;
+	uint32_t i;
+
+	if ((layer == TERM_RDMAP && etype == TERM_RDMAP_PROT) ||
+	    (layer == TERM_DDP && etype == TERM_DDP_TAGGED))
+		st = DAPL_TWC_REMOTE_ACCESS;
+	if ((ctrl & TERM_HDRCT_D) && ep->data_len >= 4 + 2 + 2) {
+		/* the terminated DDP header, behind its MPA length */
+		uint32_t c = get16(p + 4 + 2);
+
+		switch (c & RDMAP_OP_MASK) {
+		case RDMAP_WRITE: want = DAPL_TWC_RDMA_WRITE; break;
+		case RDMAP_READ_REQ: want = DAPL_TWC_RDMA_READ; break;
+		case RDMAP_SEND: case RDMAP_SEND_SE:
+		case RDMAP_SEND_INV: case RDMAP_SEND_SE_INV:
+			want = DAPL_TWC_SEND; break;
+		default: break;
+		}
+	}
+	complete_sends(ep);
+	for (i = q->head; i != q->frame; i++) {
+		struct tcp_wr *wr = qwr(q, i);
+
+		if (wr->state == TCP_WR_DONE)
+			continue;
+		if (want >= 0 && wr->opcode != want)
+			continue;
+		wr->state = TCP_WR_DONE;
+		wr->status = st;
+		wr->signaled = true;
+		break;
+	}
+	ep->remote_error = true;
+	tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ECONNABORTED);
+}
+
+static void become_connected(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	tcp_ep_go_connected(ep);
+	pthread_mutex_lock(&dev->lock);
+	tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0, NULL, 0);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* The header of an FPDU is in: check it and decide where its data goes.
+ * false when the connection ended. */
+static bool begin_fpdu(struct dapl_tep *ep)
+{
+	const uint8_t *h = ep->hdr;
+	uint32_t ctrl = get16(h + 2), op = ctrl & RDMAP_OP_MASK;
+	bool tagged = ctrl & DDP_T, last = ctrl & DDP_L;
+	uint32_t hl = ep->hdr_need - 2;   /* DDP + RDMAP header bytes */
+
+	ep->data_len = ep->ulpdu_len - hl;
+	ep->data_done = 0;
+	ep->dst = DST_NONE;
+	TCP_TRACE(ep, "rx %s op %u%s len %u state %d", tagged ? "T" : "U", op,
+		  last ? " L" : "", ep->data_len, ep->state);
+
+	if (ep->state == TCP_EP_ACCEPTING) {
+		/* the first FPDU must be the RTR we agreed on */
+		if (!(tagged && op == RDMAP_WRITE && ep->data_len == 0 && last) &&
+		    !(!tagged && op == RDMAP_READ_REQ)) {
+			reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+				    TERM_CODE_UNEXPECTED_OP);
+			return false;
+		}
+		ep->rtr_pending = false;
+		become_connected(ep);
+	}
+	if (!ep->got_fpdu) {
+		ep->got_fpdu = true;
+		ep->hold_tx = false;
+	}
+
+	if (tagged) {
+		uint32_t stag = get32(h + 4);
+		uint64_t to = get64(h + 8);
+
+		if (op == RDMAP_WRITE) {
+			int bad;
+
+			if (ep->data_len == 0) {
+				ep->dst = DST_NONE;
+				ep->msg_counts = stag != 0 && last;
+				return true;
+			}
+			pthread_rwlock_rdlock(&ep->dev->stag_lock);
+			bad = tcp_stag_check(ep->dev, stag, ep->pd, to,
+					     ep->data_len,
+					     DAPL_TACCESS_REMOTE_WRITE);
+			pthread_rwlock_unlock(&ep->dev->stag_lock);
+			if (bad) {
+				reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_PROT,
+					    (unsigned)bad);
+				return false;
+			}
+			ep->dst = DST_MEM;
+			ep->dst_stag = stag;
+			ep->dst_to = to;
+			ep->msg_counts = last;
+			return true;
+		}
+		if (op == RDMAP_READ_RESP) {
+			struct tcp_queue *q = &ep->sq;
+			struct tcp_wr *wr = NULL;
+			uint32_t i;
+
+			for (i = ep->read_head; i != q->frame; i++) {
+				struct tcp_wr *w = qwr(q, i);
+
+				if (w->opcode == DAPL_TWC_RDMA_READ &&
+				    w->state == TCP_WR_SENT) {
+					wr = w;
+					break;
+				}
+			}
+			ep->read_head = i;
+			if (!wr || stag != wr->sink || to != wr->done ||
+			    ep->data_len > wr->len - wr->done ||
+			    (last && wr->done + ep->data_len != wr->len)) {
+				reject_fpdu(ep, TERM_DDP, TERM_DDP_TAGGED,
+					    wr && stag == wr->sink ?
+					    TERM_CODE_BOUNDS : TERM_CODE_INVALID_STAG);
+				return false;
+			}
+			ep->dst = DST_READ;
+			ep->dst_wr = wr;
+			ep->msg_counts = false;
+			ep->read_last = last;
+			return true;
+		}
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP, TERM_CODE_UNEXPECTED_OP);
+		return false;
+	}
+
+	/* untagged */
+	{
+		uint32_t qn = get32(h + 8), msn = get32(h + 12), mo = get32(h + 16);
+
+		switch (op) {
+		case RDMAP_SEND: case RDMAP_SEND_SE:
+		case RDMAP_SEND_INV: case RDMAP_SEND_SE_INV:
+			if (qn != DDP_QN_SEND) {
+				reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+					    TERM_CODE_BAD_QN);
+				return false;
+			}
+			if (msn != ep->rx_msn_send) {
+				reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+					    TERM_CODE_BAD_MSN);
+				return false;
+			}
+			if (mo != (ep->in_send ? ep->dst_off : 0)) {
+				reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+					    TERM_CODE_BAD_MO);
+				return false;
+			}
+			if (!ep->in_send) {
+				/* a new message: its receive, or the holding
+				 * buffer when none is posted (or others wait) */
+				ep->in_send = true;
+				ep->dst_off = 0;
+				ep->cur_msg_seq = ep->rx_seq + 1;
+				ep->send_to_unexp = ep->unexp_head != NULL ||
+						    !next_recv(ep);
+				if (ep->send_to_unexp) {
+					struct tcp_unexpected *u;
+
+					if (ep->unexp_bytes >= TCP_UNEXPECTED_MAX) {
+						/* wait, with the data in the
+						 * socket, for a receive */
+						ep->in_send = false;
+						ep->stalled = true;
+						return true;
+					}
+					u = calloc(1, sizeof(*u));
+					if (!u) {
+						tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR,
+							    -ENOMEM);
+						return false;
+					}
+					u->seq = ep->cur_msg_seq;
+					if (ep->unexp_tail)
+						ep->unexp_tail->next = u;
+					else
+						ep->unexp_head = u;
+					ep->unexp_tail = u;
+				}
+			}
+			if (ep->send_to_unexp) {
+				struct tcp_unexpected *u = ep->unexp_tail, *nu;
+				uint64_t nl = (uint64_t)u->len + ep->data_len;
+
+				if (nl > UINT32_MAX) {
+					reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+						    TERM_CODE_TOO_LONG);
+					return false;
+				}
+				if (ep->unexp_bytes + (uint64_t)ep->data_len >
+				    TCP_UNEXPECTED_MAX && u == ep->unexp_head) {
+					/* a message larger than the buffer:
+					 * wait for its receive */
+					ep->stalled = true;
+					return true;
+				}
+				nu = realloc(u, sizeof(*u) + (size_t)nl);
+				if (!nu) {
+					tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ENOMEM);
+					return false;
+				}
+				if (ep->unexp_head == u)
+					ep->unexp_head = nu;
+				else {
+					struct tcp_unexpected *x = ep->unexp_head;
+
+					while (x->next != u)
+						x = x->next;
+					x->next = nu;
+				}
+				ep->unexp_tail = nu;
+				ep->dst = DST_UNEXP;
+			} else {
+				struct tcp_wr *wr = next_recv(ep);
+
+				if (!wr ||
+				    ep->data_len > wr->len - ep->dst_off) {
+					if (wr)
+						recv_done(ep, DAPL_TWC_LOCAL_LENGTH, 0);
+					reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+						    TERM_CODE_TOO_LONG);
+					return false;
+				}
+				ep->dst = DST_RECV;
+				ep->dst_wr = wr;
+			}
+			ep->msg_counts = last;
+			ep->read_last = last;
+			return true;
+		case RDMAP_READ_REQ: {
+			const uint8_t *r = h + 2 + DDP_UNTAGGED_LEN;
+			struct tcp_read_resp *rr;
+			uint32_t len = get32(r + 12), src = get32(r + 16);
+			uint64_t sto = get64(r + 20);
+
+			if (qn != DDP_QN_READ || msn != ep->rx_msn_read ||
+			    mo != 0 || !last || ep->data_len != 0) {
+				reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+					    qn != DDP_QN_READ ? TERM_CODE_BAD_QN :
+					    msn != ep->rx_msn_read ?
+					    TERM_CODE_BAD_MSN : TERM_CODE_BAD_MO);
+				return false;
+			}
+			if (ep->resp_tail - ep->resp_head >= ep->resp_cap) {
+				/* more reads in flight than we allowed */
+				reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+					    TERM_CODE_STREAM_FATAL);
+				return false;
+			}
+			if (len) {
+				int bad;
+
+				pthread_rwlock_rdlock(&ep->dev->stag_lock);
+				bad = tcp_stag_check(ep->dev, src, ep->pd, sto,
+						     len, DAPL_TACCESS_REMOTE_READ);
+				pthread_rwlock_unlock(&ep->dev->stag_lock);
+				if (bad) {
+					reject_fpdu(ep, TERM_RDMAP,
+						    TERM_RDMAP_PROT, (unsigned)bad);
+					return false;
+				}
+			}
+			ep->rx_msn_read++;
+			rr = &ep->resp[ep->resp_tail % ep->resp_cap];
+			rr->sink = get32(r);
+			rr->sink_to = get64(r + 4);
+			rr->src = sto;
+			rr->len = len;
+			rr->done = 0;
+			ep->resp_tail++;
+			ep->dst = DST_NONE;
+			ep->msg_counts = false;
+			return true;
+		}
+		case RDMAP_TERMINATE:
+			if (qn != DDP_QN_TERM) {
+				reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+					    TERM_CODE_BAD_QN);
+				return false;
+			}
+			ep->dst = DST_NONE;
+			ep->msg_counts = false;
+			ep->is_term = true;
+			return true;
+		default:
+			reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+				    TERM_CODE_UNEXPECTED_OP);
+			return false;
+		}
+	}
+}
+
+/* Places n bytes of the current FPDU's data from src.  false when the
+ * connection ended. */
+static bool place(struct dapl_tep *ep, const uint8_t *src, uint32_t n)
+{
+	switch (ep->dst) {
+	case DST_MEM: {
+		uint64_t to = ep->dst_to + ep->data_done;
+		int bad;
+
+		pthread_rwlock_rdlock(&ep->dev->stag_lock);
+		bad = tcp_stag_check(ep->dev, ep->dst_stag, ep->pd, to, n,
+				     DAPL_TACCESS_REMOTE_WRITE);
+		if (!bad)
+			memcpy((void *)(uintptr_t)to, src, n);
+		pthread_rwlock_unlock(&ep->dev->stag_lock);
+		if (bad) {
+			/* deregistered while its data was arriving */
+			tcp_ep_terminate(ep, TERM_RDMAP, TERM_RDMAP_PROT,
+					 (unsigned)bad, NULL, 0);
+			return false;
+		}
+		break;
+	}
+	case DST_RECV:
+		sge_copy(ep->dst_wr, ep->dst_off + ep->data_done, (uint8_t *)src,
+			 n, true);
+		break;
+	case DST_READ:
+		sge_copy(ep->dst_wr, ep->dst_wr->done + ep->data_done,
+			 (uint8_t *)src, n, true);
+		break;
+	case DST_UNEXP: {
+		struct tcp_unexpected *u = ep->unexp_tail;
+
+		memcpy(u->data + u->len + ep->data_done, src, n);
+		break;
+	}
+	default:
+		break;
+	}
+	ep->data_done += n;
+	return true;
+}
+
+/* Reads the rest of a large payload straight into its place; returns
+ * bytes read, 0 for none now, -1 when the connection ended. */
+static ssize_t place_direct(struct dapl_tep *ep)
+{
+	uint32_t want = ep->data_len - ep->data_done;
+	struct iovec iov[TCP_MAX_SGE];
+	ssize_t n;
+	int k;
+
+	switch (ep->dst) {
+	case DST_MEM: {
+		uint64_t to = ep->dst_to + ep->data_done;
+		int bad;
+
+		pthread_rwlock_rdlock(&ep->dev->stag_lock);
+		bad = tcp_stag_check(ep->dev, ep->dst_stag, ep->pd, to, want,
+				     DAPL_TACCESS_REMOTE_WRITE);
+		n = bad ? -2 : recv(ep->fd, (void *)(uintptr_t)to, want,
+				    MSG_DONTWAIT);
+		pthread_rwlock_unlock(&ep->dev->stag_lock);
+		if (bad) {
+			tcp_ep_terminate(ep, TERM_RDMAP, TERM_RDMAP_PROT,
+					 (unsigned)bad, NULL, 0);
+			return -1;
+		}
+		break;
+	}
+	case DST_RECV:
+		k = sge_iov(ep->dst_wr, ep->dst_off + ep->data_done, want, iov);
+		n = readv(ep->fd, iov, k);
+		break;
+	case DST_READ:
+		k = sge_iov(ep->dst_wr, ep->dst_wr->done + ep->data_done, want,
+			    iov);
+		n = readv(ep->fd, iov, k);
+		break;
+	case DST_UNEXP: {
+		struct tcp_unexpected *u = ep->unexp_tail;
+
+		n = recv(ep->fd, u->data + u->len + ep->data_done, want,
+			 MSG_DONTWAIT);
+		break;
+	}
+	default:
+		return 0;
+	}
+	if (n == 0) {
+		tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
+		return -1;
+	}
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		tcp_ep_fail(ep, errno == EFAULT ? DAPL_TCM_CONN_ERROR :
+			    DAPL_TCM_DISCONNECTED, -errno);
+		return -1;
+	}
+	ep->data_done += (uint32_t)n;
+	return n;
+}
+
+/* The FPDU is complete (trailer read). */
+static bool end_fpdu(struct dapl_tep *ep)
+{
+	if (ep->ext_acks) {
+		uint32_t placed = get32(ep->trailer + ep->trailer_len - 4);
+
+		/* a count may only move forward, and never past what we sent */
+		if (seq_reached(placed, ep->peer_placed) &&
+		    seq_reached(ep->tx_seq, placed))
+			ep->peer_placed = placed;
+	}
+	if (ep->is_term) {
+		ep->is_term = false;
+		on_terminate(ep);
+		return false;
+	}
+	switch (ep->dst) {
+	case DST_RECV:
+		ep->dst_off += ep->data_len;
+		if (ep->read_last) {
+			recv_done(ep, DAPL_TWC_SUCCESS, ep->dst_off);
+			ep->in_send = false;
+			ep->rx_msn_send++;
+			ep->rx_seq++;
+		}
+		break;
+	case DST_UNEXP:
+		ep->unexp_tail->len += ep->data_len;
+		ep->unexp_bytes += ep->data_len;
+		ep->dst_off += ep->data_len;
+		if (ep->read_last) {
+			ep->unexp_tail->complete = true;
+			ep->in_send = false;
+			ep->rx_msn_send++;
+			ep->rx_seq++;
+		}
+		break;
+	case DST_READ:
+		ep->dst_wr->done += ep->data_len;
+		if (ep->read_last) {
+			ep->dst_wr->state = TCP_WR_DONE;
+			ep->dst_wr->status = DAPL_TWC_SUCCESS;
+			ep->reads_out--;
+		}
+		break;
+	default:
+		if (ep->msg_counts)   /* the last piece of an RDMA Write */
+			ep->rx_seq++;
+		break;
+	}
+	ep->dst = DST_NONE;
+	update_placed(ep);
+	match_unexpected(ep);
+	return ep->state == TCP_EP_CONNECTED;
+}
+
+/* How many header bytes an FPDU needs once its first 4 are known; 0 if
+ * it cannot be an FPDU we take. */
+static uint32_t header_need(struct dapl_tep *ep)
+{
+	uint32_t ul = get16(ep->hdr), ctrl = get16(ep->hdr + 2);
+	uint32_t op = ctrl & RDMAP_OP_MASK, need;
+
+	if ((ctrl & DDP_VERSION_MASK) != DDP_VERSION_BITS ||
+	    (ctrl & RDMAP_VERSION_MASK) != RDMAP_VERSION_BITS)
+		return 0;
+	if (ctrl & DDP_T)
+		need = DDP_TAGGED_LEN;
+	else if (op == RDMAP_READ_REQ)
+		need = DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN;
+	else if (op == RDMAP_TERMINATE) {
+		/* the whole Terminate is header: bounded */
+		if (ul < DDP_UNTAGGED_LEN + 4 ||
+		    ul > DDP_UNTAGGED_LEN + TERM_PAYLOAD_MAX)
+			return 0;
+		need = ul;
+	} else
+		need = DDP_UNTAGGED_LEN;
+	if (ul < need)
+		return 0;
+	return need + 2;
+}
+
+/* A Send held in part (bigger than the holding buffer) moves into the
+ * receive just posted for it, and the rest of it goes there directly. */
+static void adopt_partial(struct dapl_tep *ep)
+{
+	struct tcp_unexpected *u = ep->unexp_head;
+	struct tcp_wr *wr;
+
+	if (!u || u != ep->unexp_tail || u->complete || !ep->in_send ||
+	    !(wr = next_recv(ep)))
+		return;
+	if (u->len > wr->len) {
+		recv_done(ep, DAPL_TWC_LOCAL_LENGTH, 0);
+		tcp_ep_terminate(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+				 TERM_CODE_TOO_LONG, NULL, 0);
+		return;
+	}
+	sge_copy(wr, 0, u->data, u->len, true);
+	ep->unexp_bytes -= u->len;
+	ep->unexp_head = ep->unexp_tail = NULL;
+	free(u);
+	ep->send_to_unexp = false;
+}
+
+/* Reads and places what arrived.  false when the connection ended. */
+static bool rx_drive(struct dapl_tep *ep)
+{
+	if (ep->stalled) {
+		match_unexpected(ep);
+		adopt_partial(ep);
+		if (ep->state != TCP_EP_CONNECTED)
+			return false;
+		if (ep->unexp_bytes >= TCP_UNEXPECTED_MAX && !next_recv(ep))
+			return true;
+		ep->stalled = false;
+		if (!begin_fpdu(ep))
+			return false;
+		if (ep->stalled)
+			return true;
+		ep->phase = RX_DATA;
+		ep->trailer_len = fpdu_pad(ep->ulpdu_len) + 4;
+		ep->trailer_have = 0;
+	}
+	for (;;) {
+		uint32_t avail = ep->rbuf_wr - ep->rbuf_rd, n;
+		uint8_t *src = ep->rbuf + ep->rbuf_rd;
+
+		if (ep->phase == RX_DATA && ep->dst != DST_NONE &&
+		    avail == 0 && ep->data_len - ep->data_done >= TCP_DIRECT_MIN) {
+			ssize_t r = place_direct(ep);
+
+			if (r < 0)
+				return false;
+			if (r == 0)
+				return true;
+			continue;
+		}
+		if (avail == 0) {
+			ssize_t r;
+
+			ep->rbuf_rd = ep->rbuf_wr = 0;
+			r = recv(ep->fd, ep->rbuf, TCP_RX_BUF, MSG_DONTWAIT);
+			if (r == 0) {
+				tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
+				return false;
+			}
+			if (r < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					return true;
+				tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, -errno);
+				return false;
+			}
+			ep->rbuf_wr = (uint32_t)r;
+			continue;
+		}
+		switch (ep->phase) {
+		case RX_HDR: {
+			uint32_t need = ep->hdr_have < 4 ? 4 : ep->hdr_need;
+
+			n = need - ep->hdr_have < avail ? need - ep->hdr_have : avail;
+			memcpy(ep->hdr + ep->hdr_have, src, n);
+			ep->hdr_have += n;
+			ep->rbuf_rd += n;
+			if (ep->hdr_have == 4 && need == 4) {
+				ep->hdr_need = header_need(ep);
+				if (!ep->hdr_need) {
+					ep->hdr_need = 4;
+					reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+						    TERM_CODE_BAD_VERSION);
+					return false;
+				}
+				ep->ulpdu_len = get16(ep->hdr);
+				if (ep->state != TCP_EP_CONNECTED &&
+				    ep->state != TCP_EP_ACCEPTING)
+					return false;
+			}
+			if (ep->hdr_have < 4 || ep->hdr_have < ep->hdr_need)
+				break;
+			if (!begin_fpdu(ep))
+				return false;
+			if (ep->state != TCP_EP_CONNECTED)
+				return false;
+			if (ep->stalled)
+				return true;
+			ep->phase = RX_DATA;
+			ep->trailer_len = fpdu_pad(ep->ulpdu_len) + 4;
+			ep->trailer_have = 0;
+			break;
+		}
+		case RX_DATA:
+			n = ep->data_len - ep->data_done;
+			if (n > avail)
+				n = avail;
+			if (n && !place(ep, src, n))
+				return false;
+			ep->rbuf_rd += n;
+			if (ep->data_done == ep->data_len)
+				ep->phase = RX_TRAILER;
+			break;
+		case RX_TRAILER:
+			n = ep->trailer_len - ep->trailer_have;
+			if (n > avail)
+				n = avail;
+			memcpy(ep->trailer + ep->trailer_have, src, n);
+			ep->trailer_have += n;
+			ep->rbuf_rd += n;
+			if (ep->trailer_have < ep->trailer_len)
+				break;
+			ep->phase = RX_HDR;
+			ep->hdr_have = 0;
+			if (!end_fpdu(ep))
+				return false;
+			break;
+		}
+	}
+}
+
+bool tcp_ep_drive(struct dapl_tep *ep)
+{
+	if (ep->state == TCP_EP_CONNECTING || ep->state == TCP_EP_MPA_REQ) {
+		tcp_ep_handshake(ep);
+		return ep->state != TCP_EP_DOWN;
+	}
+	if (ep->state != TCP_EP_CONNECTED && ep->state != TCP_EP_ACCEPTING)
+		return false;
+	/* an ack the consumer had two drives to carry on a reply of its
+	 * own goes out bare */
+	if (ep->ack_owed && ++ep->ack_age >= 2)
+		ep->force_ack = true;
+	if (!rx_drive(ep))
+		return false;
+	tcp_ep_flush(ep);
+	return ep->state == TCP_EP_CONNECTED || ep->state == TCP_EP_ACCEPTING;
+}

@@ -1,0 +1,929 @@
+/* The device: its address, the progress epoll, listeners, passive
+ * handshakes, and the connection events cm_get_event hands the core.
+ *
+ * The progress fd is one epoll set holding: an eventfd (an event was
+ * queued from a data path thread), a timerfd (endpoints left out of the
+ * set are looked at again, handshake deadlines), the listening sockets,
+ * the sockets of passive handshakes not yet reported, and the sockets of
+ * endpoints nobody else is driving.  epoll data carries a tag and a
+ * pointer; a pointer is only used after it is found in the device's
+ * lists under dev->lock, so an event for an object freed meanwhile is
+ * harmless. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1      /* accept4 */
+#endif
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tcp.h"
+
+enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4 };
+#define TAG_MASK 7u
+#define MAX_HALF_OPEN 256       /* passive handshakes in progress per device */
+
+int tcp_trace;
+
+void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tcp[%d] ep %p fd %d: %s\n", (int)getpid(),
+		(const void *)ep, ep ? ep->fd : -1, buf);
+}
+
+uint64_t tcp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t tagged(const void *p, unsigned tag)
+{
+	return (uint64_t)(uintptr_t)p | tag;
+}
+
+static int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event e = { .events = events };
+
+	e.data.u64 = data;
+	return epoll_ctl(epfd, op, fd, &e) ? -errno : 0;
+}
+
+/* The address of a netdev: IPv4 first, then a global IPv6, then a
+ * link-local one.  1 found, 0 none, -1 no such netdev. */
+static int netdev_addr(const char *name, struct sockaddr_storage *out)
+{
+	struct ifaddrs *ifs, *a;
+	int best = 0, rank;
+
+	if (!if_nametoindex(name))
+		return -1;
+	if (getifaddrs(&ifs))
+		return 0;
+	for (a = ifs; a; a = a->ifa_next) {
+		if (strcmp(a->ifa_name, name) || !a->ifa_addr)
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET)
+			rank = 3;
+		else if (a->ifa_addr->sa_family == AF_INET6)
+			rank = IN6_IS_ADDR_LINKLOCAL(
+				&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr) ?
+				1 : 2;
+		else
+			continue;
+		if (rank > best) {
+			best = rank;
+			memset(out, 0, sizeof(*out));
+			memcpy(out, a->ifa_addr, rank == 3 ?
+			       sizeof(struct sockaddr_in) :
+			       sizeof(struct sockaddr_in6));
+		}
+	}
+	freeifaddrs(ifs);
+	return best ? 1 : 0;
+}
+
+/* "<netdev | IPv4 | IPv6 | host name> <port>", as the verbs provider
+ * takes it; the port is accepted for the same syntax and not used. */
+static int parse_params(const char *params, struct sockaddr_storage *ss,
+			char *why, size_t whylen)
+{
+	char buf[256], *save = NULL, *host, *port, *extra, *end;
+	struct addrinfo hints, *res = NULL;
+	int r;
+
+	if (!params || strlen(params) >= sizeof(buf))
+		goto syntax;
+	strcpy(buf, params);
+	host = strtok_r(buf, " \t", &save);
+	port = host ? strtok_r(NULL, " \t", &save) : NULL;
+	extra = port ? strtok_r(NULL, " \t", &save) : NULL;
+	if (!host || extra)
+		goto syntax;
+	if (port && (strtoul(port, &end, 10) > 65535 || *end || end == port))
+		goto syntax;
+	memset(ss, 0, sizeof(*ss));
+	r = netdev_addr(host, ss);
+	if (r == 1)
+		return 0;
+	if (r == 0) {
+		say(why, whylen, "netdev %s has no IP address: give it one, or "
+		    "name another netdev or address in ia_params", host);
+		return -ENODEV;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (r || !res) {
+		say(why, whylen, "\"%s\" is neither a netdev, an IP address nor "
+		    "a host name that resolves (%s)", host,
+		    r ? gai_strerror(r) : "no address");
+		return -ENODEV;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen <= sizeof(*ss) ?
+	       res->ai_addrlen : sizeof(*ss));
+	freeaddrinfo(res);
+	return 0;
+syntax:
+	say(why, whylen, "ia_params \"%s\" must be \"<netdev, IP address or "
+	    "host name> [<port>]\", e.g. \"127.0.0.1 0\" or \"eth0 0\"",
+	    params ? params : "");
+	return -EINVAL;
+}
+
+static socklen_t ss_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in);
+}
+
+/* Can we bind a socket to the address (is it one of this host's)? */
+static int probe_addr(const struct sockaddr_storage *ss, char *why,
+		      size_t whylen)
+{
+	struct sockaddr_storage a = *ss;
+	int fd, err = 0;
+
+	if (a.ss_family == AF_INET)
+		((struct sockaddr_in *)&a)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&a)->sin6_port = 0;
+	fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, ss_len(&a))) {
+		char host[INET6_ADDRSTRLEN] = "?";
+
+		err = -errno;
+		getnameinfo((struct sockaddr *)&a, ss_len(&a), host,
+			    sizeof(host), NULL, 0, NI_NUMERICHOST);
+		say(why, whylen, "address %s is not one of this host's (%s)",
+		    host, strerror(errno));
+	}
+	close(fd);
+	return err;
+}
+
+int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
+		 size_t whylen)
+{
+	struct dapl_tdev *dev;
+	char host[INET6_ADDRSTRLEN] = "?";
+	int err;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	{
+		const char *t = getenv("DAPL_TCP_TRACE");
+
+		tcp_trace = t && *t && *t != '0';
+	}
+	dev->epfd = dev->notify_fd = dev->timer_fd = -1;
+	err = parse_params(ia_params, &dev->addr, why, whylen);
+	if (!err)
+		err = probe_addr(&dev->addr, why, whylen);
+	if (err)
+		goto fail;
+	pthread_mutex_init(&dev->lock, NULL);
+	pthread_rwlock_init(&dev->stag_lock, NULL);
+	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+	dev->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				       TFD_NONBLOCK | TFD_CLOEXEC);
+	if (dev->epfd < 0 || dev->notify_fd < 0 || dev->timer_fd < 0) {
+		err = -errno;
+		say(why, whylen, "cannot make the progress fds: %s",
+		    strerror(errno));
+		goto fail_fds;
+	}
+	if (epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->notify_fd, EPOLLIN,
+		      TAG_NOTIFY) ||
+	    epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->timer_fd, EPOLLIN,
+		      TAG_TIMER)) {
+		err = -EMFILE;
+		goto fail_fds;
+	}
+	getnameinfo((struct sockaddr *)&dev->addr, ss_len(&dev->addr), host,
+		    sizeof(host), NULL, 0, NI_NUMERICHOST);
+	snprintf(dev->name, sizeof(dev->name), "tcp %s", host);
+	*out = dev;
+	return 0;
+
+fail_fds:
+	if (dev->epfd >= 0)
+		close(dev->epfd);
+	if (dev->notify_fd >= 0)
+		close(dev->notify_fd);
+	if (dev->timer_fd >= 0)
+		close(dev->timer_fd);
+	pthread_rwlock_destroy(&dev->stag_lock);
+	pthread_mutex_destroy(&dev->lock);
+fail:
+	free(dev);
+	return err;
+}
+
+int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", dev->name);
+	snprintf(a->vendor, sizeof(a->vendor), "libdat iWARP over TCP");
+	a->addr = dev->addr;
+	a->max_qp = 65536;
+	a->max_qp_wr = TCP_QUEUE_MAX;
+	a->max_cq = 65536;
+	a->max_cqe = 1u << 20;
+	a->max_sge = TCP_MAX_SGE;
+	a->max_sge_rd = TCP_MAX_SGE;
+	a->max_srq = 65536;
+	a->max_srq_wr = TCP_QUEUE_MAX;
+	a->max_mr = 1u << 24;
+	a->max_mw = 1u << 24;
+	a->max_pd = 65536;
+	a->max_inline = 0;
+	a->max_mr_size = UINT64_MAX;
+	a->max_msg_size = UINT32_MAX;
+	a->max_rdma_size = UINT32_MAX;
+	a->max_ird = TCP_READS_MAX;
+	a->max_ord = TCP_READS_MAX;
+	/* MPA carries 500 bytes after RFC 6581's 4 and our 8; the core
+	 * keeps 256 (as much as ofi and InfiniBand's REP carry) */
+	a->max_pdata_connect = 256;
+	a->max_pdata_accept = 256;
+	a->max_pdata_reject = 256;
+	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE;
+	return 0;
+}
+
+void tcp_conn_free(struct dapl_tconn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+void tcp_dev_close(struct dapl_tdev *dev)
+{
+	struct dapl_tconn *c;
+	struct dapl_tlisten *l;
+	unsigned i;
+
+	while ((c = dev->conns)) {
+		dev->conns = c->next;
+		tcp_conn_free(c);
+	}
+	while ((l = dev->listeners)) {
+		dev->listeners = l->next;
+		if (l->fd >= 0)
+			close(l->fd);
+		free(l);
+	}
+	for (i = 0; i < TCP_STAG_BUCKETS; i++)
+		while (dev->stags[i]) {
+			struct dapl_tmr *m = dev->stags[i];
+
+			dev->stags[i] = m->hnext;
+			free(m);
+		}
+	close(dev->epfd);
+	close(dev->notify_fd);
+	close(dev->timer_fd);
+	pthread_rwlock_destroy(&dev->stag_lock);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max)
+{
+	if (max < 1)
+		return 0;
+	fds[0] = dev->epfd;
+	return 1;
+}
+
+void tcp_dev_notify(struct dapl_tdev *dev)
+{
+	uint64_t one = 1;
+
+	if (write(dev->notify_fd, &one, sizeof(one)) < 0)
+		one = 0;
+}
+
+/* dev->lock held. */
+static void timer_set(struct dapl_tdev *dev, bool on)
+{
+	struct itimerspec its;
+
+	if (dev->timer_on == on)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (on) {
+		its.it_value.tv_nsec = TCP_TICK_NS;
+		its.it_interval.tv_nsec = TCP_TICK_NS;
+	}
+	timerfd_settime(dev->timer_fd, 0, &its, NULL);
+	dev->timer_on = on;
+}
+
+void tcp_dev_need_tick(struct dapl_tdev *dev)
+{
+	pthread_mutex_lock(&dev->lock);
+	timer_set(dev, true);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+void tcp_dev_watch(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+	uint32_t ev = EPOLLIN | EPOLLRDHUP;
+
+	if (ep->fd < 0)
+		return;
+	if (ep->state == TCP_EP_CONNECTING || ep->want_out)
+		ev |= EPOLLOUT;
+	if (ep->excluded && ep->state == TCP_EP_CONNECTED)
+		return;
+	if (epoll_set(dev->epfd, EPOLL_CTL_MOD, ep->fd, ev, tagged(ep, TAG_EP)) == -ENOENT)
+		epoll_set(dev->epfd, EPOLL_CTL_ADD, ep->fd, ev, tagged(ep, TAG_EP));
+}
+
+void tcp_dev_unwatch(struct dapl_tep *ep)
+{
+	if (ep->fd >= 0)
+		(void)epoll_ctl(ep->dev->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
+			 enum dapl_tcm_event_type type, int status,
+			 const void *pdata, size_t len)
+{
+	if (ep->pending || ep->terminal_sent)
+		return;
+	if (type != DAPL_TCM_ESTABLISHED)
+		ep->terminal_sent = true;
+	if (len > sizeof(ep->pend_data))
+		len = sizeof(ep->pend_data);
+	ep->pending = true;
+	ep->pend_type = (uint8_t)type;
+	ep->pend_status = status;
+	ep->pend_len = (uint16_t)len;
+	if (len)
+		memcpy(ep->pend_data, pdata, len);
+	ep->pend_next = NULL;
+	if (dev->pend_tail)
+		dev->pend_tail->pend_next = ep;
+	else
+		dev->pend_head = ep;
+	dev->pend_tail = ep;
+	tcp_dev_notify(dev);
+}
+
+void tcp_dev_drop_events(struct dapl_tdev *dev, struct dapl_tep *ep)
+{
+	struct dapl_tep **p, *prev = NULL;
+
+	if (!ep->pending)
+		return;
+	for (p = &dev->pend_head; *p; prev = *p, p = &(*p)->pend_next)
+		if (*p == ep) {
+			*p = ep->pend_next;
+			if (dev->pend_tail == ep)
+				dev->pend_tail = prev;
+			break;
+		}
+	ep->pending = false;
+}
+
+/* ---- listening ------------------------------------------------------------ */
+
+int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
+{
+	struct sockaddr_storage a = dev->addr;
+	socklen_t alen = sizeof(a);
+	struct dapl_tlisten *l;
+	int fd, one = 1, err;
+
+	if (a.ss_family == AF_INET)
+		((struct sockaddr_in *)&a)->sin_port = htons(*port);
+	else
+		((struct sockaddr_in6 *)&a)->sin6_port = htons(*port);
+	fd = socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* no SO_REUSEADDR: two listeners on one port must collide, and a
+	 * port in TIME_WAIT is simply busy (the core picks another) */
+	(void)one;
+	if (bind(fd, (struct sockaddr *)&a, ss_len(&a)) || listen(fd, 1024)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	getsockname(fd, (struct sockaddr *)&a, &alen);
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		close(fd);
+		return -ENOMEM;
+	}
+	l->dev = dev;
+	l->fd = fd;
+	l->port = ntohs(a.ss_family == AF_INET ?
+			((struct sockaddr_in *)&a)->sin_port :
+			((struct sockaddr_in6 *)&a)->sin6_port);
+	pthread_mutex_lock(&dev->lock);
+	err = epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, tagged(l, TAG_LISTEN));
+	if (err) {
+		pthread_mutex_unlock(&dev->lock);
+		close(fd);
+		free(l);
+		return err;
+	}
+	l->next = dev->listeners;
+	dev->listeners = l;
+	pthread_mutex_unlock(&dev->lock);
+	*port = l->port;
+	*out = l;
+	return 0;
+}
+
+/* dev->lock held. */
+static void listener_unlink(struct dapl_tdev *dev, struct dapl_tlisten *l)
+{
+	struct dapl_tlisten **p;
+
+	for (p = &dev->listeners; *p; p = &(*p)->next)
+		if (*p == l) {
+			*p = l->next;
+			break;
+		}
+	free(l);
+}
+
+/* dev->lock held: a conn leaves the list (accepted, rejected, dropped). */
+static void conn_unlink(struct dapl_tdev *dev, struct dapl_tconn *c)
+{
+	struct dapl_tconn **p;
+
+	for (p = &dev->conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	if (c->reported && c->listener) {
+		c->listener->unanswered--;
+		if (c->listener->dead && !c->listener->unanswered)
+			listener_unlink(dev, c->listener);
+	}
+	c->listener = NULL;
+}
+
+void tcp_unlisten(struct dapl_tlisten *l)
+{
+	struct dapl_tdev *dev = l->dev;
+	struct dapl_tconn *c, *next;
+
+	pthread_mutex_lock(&dev->lock);
+	close(l->fd);   /* later connects are refused by the kernel */
+	l->fd = -1;
+	l->dead = true;
+	/* requests still in their handshake were never reported: drop them */
+	for (c = dev->conns; c; c = next) {
+		next = c->next;
+		if (c->listener == l && !c->reported) {
+			conn_unlink(dev, c);
+			tcp_conn_free(c);
+		}
+	}
+	if (!l->unanswered)
+		listener_unlink(dev, l);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* Detaches conn for accept/reject; false if it is not (or no more) ours. */
+bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
+bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
+{
+	struct dapl_tconn *c;
+
+	pthread_mutex_lock(&dev->lock);
+	for (c = dev->conns; c && c != conn; c = c->next)
+		;
+	if (c)
+		conn_unlink(dev, c);
+	pthread_mutex_unlock(&dev->lock);
+	return c != NULL;
+}
+
+/* dev->lock held. */
+static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
+{
+	struct dapl_tconn *c;
+	struct sockaddr_storage peer;
+	socklen_t plen;
+	int fd, n = 0, one = 1;
+
+	for (c = dev->conns; c; c = c->next)
+		if (!c->reported)
+			n++;
+	for (;;) {
+		plen = sizeof(peer);
+		fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		if (n >= MAX_HALF_OPEN) {
+			/* a flood of handshakes that never finish: refuse
+			 * the newest instead of growing without bound */
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->fd = fd;
+		c->dev = dev;
+		c->listener = l;
+		c->peer = peer;
+		c->deadline_ms = tcp_now_ms() + TCP_HANDSHAKE_MS;
+		if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP,
+			      tagged(c, TAG_CONN))) {
+			tcp_conn_free(c);
+			continue;
+		}
+		c->next = dev->conns;
+		dev->conns = c;
+		n++;
+		timer_set(dev, true);
+	}
+}
+
+/* A reply with the reject bit and no private data of the consumer's:
+ * what an MPA request we cannot take gets (markers, CRC). */
+static void conn_refuse(struct dapl_tconn *c)
+{
+	uint8_t f[MPA_HDR_LEN + MPA_V2_LEN];
+	size_t len = MPA_HDR_LEN;
+	uint32_t bits = MPA_FLAG_REJECT | 1;
+
+	if (c->v2) {
+		bits = MPA_FLAG_REJECT | MPA_FLAG_ENHANCED | 2;
+		put16(f + MPA_HDR_LEN, 0);
+		put16(f + MPA_HDR_LEN + 2, 0);
+		len += MPA_V2_LEN;
+	}
+	mpa_put_hdr(f, false, bits, (uint32_t)(len - MPA_HDR_LEN));
+	if (send(c->fd, f, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		len = 0;
+}
+
+/* dev->lock held: reads more of a passive handshake.  Returns 1 when the
+ * request is complete and acceptable, 0 for more to come, -1 to drop. */
+static int conn_read(struct dapl_tconn *c)
+{
+	uint32_t want = MPA_HDR_LEN;
+	ssize_t n;
+
+	for (;;) {
+		if (c->have >= MPA_HDR_LEN)
+			want = MPA_HDR_LEN + c->pd_len;
+		if (c->have == want)
+			break;
+		n = recv(c->fd, c->buf + c->have, want - c->have, MSG_DONTWAIT);
+		if (n == 0)
+			return -1;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		c->have += (uint32_t)n;
+		if (c->have == MPA_HDR_LEN &&
+		    !mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
+			return -1;   /* not an MPA request: a stranger */
+	}
+	if ((c->bits & MPA_REV_MASK) != 1 && (c->bits & MPA_REV_MASK) != 2)
+		return -1;
+	c->v2 = (c->bits & MPA_REV_MASK) == 2 &&
+		(c->bits & MPA_FLAG_ENHANCED) && c->pd_len >= MPA_V2_LEN;
+	if (c->v2) {
+		c->peer_ird = (uint16_t)get16(c->buf + MPA_HDR_LEN);
+		c->peer_ord = (uint16_t)get16(c->buf + MPA_HDR_LEN + 2);
+	}
+	if (c->bits & (MPA_FLAG_MARKERS | MPA_FLAG_CRC)) {
+		conn_refuse(c);
+		return -1;
+	}
+	{
+		const uint8_t *end = c->buf + MPA_HDR_LEN + c->pd_len;
+		uint32_t start = c->v2 ? MPA_V2_LEN : 0;
+
+		if (c->pd_len >= start + TCP_EXT_LEN &&
+		    get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
+		    (get16(end - 2) & TCP_EXT_F_ACKS))
+			c->ext_acks = true;
+	}
+	return 1;
+}
+
+/* ---- the event pump ------------------------------------------------------- */
+
+static bool listener_known(struct dapl_tdev *dev, struct dapl_tlisten *l)
+{
+	struct dapl_tlisten *x;
+
+	for (x = dev->listeners; x; x = x->next)
+		if (x == l)
+			return true;
+	return false;
+}
+
+static bool conn_known(struct dapl_tdev *dev, struct dapl_tconn *c)
+{
+	struct dapl_tconn *x;
+
+	for (x = dev->conns; x; x = x->next)
+		if (x == c)
+			return true;
+	return false;
+}
+
+/* dev->lock held: takes a reference on ep if it is still on the device. */
+static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
+{
+	struct dapl_tep *x;
+
+	for (x = dev->eps; x; x = x->next)
+		if (x == ep) {
+			atomic_fetch_add(&ep->refs, 1);
+			return true;
+		}
+	return false;
+}
+
+/* Drives ep from the progress thread (the reference is dropped). */
+static void ep_service(struct dapl_tep *ep)
+{
+	unsigned d;
+
+	if (pthread_mutex_trylock(&ep->lock) == 0) {
+		d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+		if (ep->state == TCP_EP_CONNECTED && d != ep->drives_seen) {
+			/* a consumer drives it: stop waking for it */
+			ep->drives_seen = d;
+			if (!ep->excluded) {
+				ep->excluded = true;
+				tcp_dev_unwatch(ep);
+				pthread_mutex_lock(&ep->dev->lock);
+				timer_set(ep->dev, true);
+				pthread_mutex_unlock(&ep->dev->lock);
+			}
+		}
+		tcp_ep_drive(ep);
+		/* nobody else will carry what it owes */
+		if (ep->state == TCP_EP_CONNECTED && ep->ack_owed &&
+		    !ep->excluded) {
+			ep->force_ack = true;
+			tcp_ep_flush(ep);
+		}
+		pthread_mutex_unlock(&ep->lock);
+	}
+	atomic_fetch_sub(&ep->refs, 1);
+}
+
+/* The timer: deadlines, and endpoints to watch again. */
+static void tick(struct dapl_tdev *dev)
+{
+	struct dapl_tep *eps[64], *ep;
+	struct dapl_tconn *c, *next;
+	uint64_t now = tcp_now_ms(), v;
+	bool need = false;
+	int n = 0, i;
+
+	if (read(dev->timer_fd, &v, sizeof(v)) < 0)
+		v = 0;
+	pthread_mutex_lock(&dev->lock);
+	for (c = dev->conns; c; c = next) {
+		next = c->next;
+		if (!c->reported && c->deadline_ms <= now) {
+			/* half-open: the peer never finished its request */
+			conn_unlink(dev, c);
+			tcp_conn_free(c);
+		} else if (!c->reported) {
+			need = true;
+		}
+	}
+	for (ep = dev->eps; ep; ep = ep->next) {
+		if (ep->excluded || ep->state == TCP_EP_ACCEPTING ||
+		    ep->state == TCP_EP_MPA_REQ || ep->state == TCP_EP_CONNECTING)
+			need = true;
+		if ((ep->excluded || ep->state == TCP_EP_ACCEPTING) && n < 64) {
+			atomic_fetch_add(&ep->refs, 1);
+			eps[n++] = ep;
+		}
+	}
+	timer_set(dev, need);
+	pthread_mutex_unlock(&dev->lock);
+
+	for (i = 0; i < n; i++) {
+		ep = eps[i];
+		if (pthread_mutex_trylock(&ep->lock) == 0) {
+			unsigned d = atomic_load_explicit(&ep->drives,
+							  memory_order_relaxed);
+
+			if (ep->state == TCP_EP_ACCEPTING && ep->deadline_ms &&
+			    ep->deadline_ms <= now) {
+				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ETIMEDOUT);
+			} else if (ep->excluded && d == ep->drives_seen) {
+				/* nobody drove it for a tick: ours again */
+				ep->excluded = false;
+				tcp_dev_watch(ep);
+				tcp_ep_drive(ep);
+				if (ep->state == TCP_EP_CONNECTED && ep->ack_owed) {
+					ep->force_ack = true;
+					tcp_ep_flush(ep);
+				}
+			} else {
+				ep->drives_seen = d;
+			}
+			pthread_mutex_unlock(&ep->lock);
+		}
+		atomic_fetch_sub(&ep->refs, 1);
+	}
+}
+
+/* A posted SRQ receive or an event: endpoints holding Sends for receives
+ * get another look. */
+static void kick_waiting(struct dapl_tdev *dev)
+{
+	struct dapl_tep *eps[64], *ep;
+	int n = 0, i;
+
+	pthread_mutex_lock(&dev->lock);
+	for (ep = dev->eps; ep && n < 64; ep = ep->next)
+		if (ep->unexp_head && ep->srq) {
+			atomic_fetch_add(&ep->refs, 1);
+			eps[n++] = ep;
+		}
+	pthread_mutex_unlock(&dev->lock);
+	for (i = 0; i < n; i++)
+		ep_service(eps[i]);
+}
+
+static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
+{
+	struct dapl_tep *ep;
+	struct dapl_tsrq *srq;
+	struct dapl_tconn *c;
+
+	memset(ev, 0, sizeof(*ev));
+	if ((ep = dev->pend_head)) {
+		dev->pend_head = ep->pend_next;
+		if (!dev->pend_head)
+			dev->pend_tail = NULL;
+		ep->pending = false;
+		ev->type = (enum dapl_tcm_event_type)ep->pend_type;
+		ev->ep = ep;
+		ev->status = ep->pend_status;
+		memcpy(dev->ev_buf, ep->pend_data, ep->pend_len);
+		ev->pdata = dev->ev_buf;
+		ev->pdata_len = ep->pend_len;
+		return true;
+	}
+	if ((srq = dev->srq_pend_head)) {
+		dev->srq_pend_head = srq->pend_next;
+		srq->pending = false;
+		ev->type = DAPL_TCM_SRQ_LIMIT;
+		ev->srq = srq;
+		return true;
+	}
+	for (c = dev->conns; c; c = c->next) {
+		uint32_t start, len;
+
+		if (c->reported || c->have < MPA_HDR_LEN ||
+		    c->have != MPA_HDR_LEN + c->pd_len || !c->listener)
+			continue;
+		c->reported = true;
+		c->listener->unanswered++;
+		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		start = c->v2 ? MPA_V2_LEN : 0;
+		len = c->pd_len - start;
+		if (c->ext_acks)
+			len -= TCP_EXT_LEN;
+		memcpy(dev->ev_buf, c->buf + MPA_HDR_LEN + start, len);
+		ev->type = DAPL_TCM_CONNECT_REQUEST;
+		ev->listener = c->listener;
+		ev->conn = c;
+		ev->pdata = dev->ev_buf;
+		ev->pdata_len = len;
+		ev->peer = c->peer;
+		return true;
+	}
+	return false;
+}
+
+int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
+{
+	struct epoll_event evs[32];
+	struct dapl_tep *ready[32];
+	int n, i, nready = 0;
+	bool kick = false, ticked = false;
+
+	pthread_mutex_lock(&dev->lock);
+	if (next_event(dev, ev)) {
+		pthread_mutex_unlock(&dev->lock);
+		return 0;
+	}
+	n = epoll_wait(dev->epfd, evs, 32, 0);
+	for (i = 0; i < n; i++) {
+		uint64_t d = evs[i].data.u64;
+		void *p = (void *)(uintptr_t)(d & ~(uint64_t)TAG_MASK);
+
+		switch (d & TAG_MASK) {
+		case TAG_NOTIFY:
+			if (d == TAG_NOTIFY) {
+				uint64_t v;
+
+				if (read(dev->notify_fd, &v, sizeof(v)) < 0)
+					v = 0;
+				kick = true;
+			}
+			break;
+		case TAG_TIMER:
+			ticked = true;
+			break;
+		case TAG_LISTEN:
+			if (listener_known(dev, p) &&
+			    ((struct dapl_tlisten *)p)->fd >= 0)
+				accept_new(dev, p);
+			break;
+		case TAG_CONN:
+			if (conn_known(dev, p)) {
+				struct dapl_tconn *c = p;
+				int r = c->reported ? 0 : conn_read(c);
+
+				if (r < 0) {
+					conn_unlink(dev, c);
+					tcp_conn_free(c);
+				}
+			}
+			break;
+		case TAG_EP:
+			if (nready < 32 && ep_get(dev, p))
+				ready[nready++] = p;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+
+	for (i = 0; i < nready; i++)
+		ep_service(ready[i]);
+	if (ticked)
+		tick(dev);
+	if (kick)
+		kick_waiting(dev);
+
+	pthread_mutex_lock(&dev->lock);
+	n = next_event(dev, ev);
+	pthread_mutex_unlock(&dev->lock);
+	return n ? 0 : -EAGAIN;
+}

@@ -1,0 +1,569 @@
+/* Endpoints: their life, and MPA connection establishment.
+ *
+ * Active side: a non-blocking TCP connect, then the MPA request
+ * (revision 2, RFC 6581 IRD/ORD, peer-to-peer with a zero-length RDMA
+ * Write as ready-to-receive, the libdat trailer), then the reply; with
+ * the reply read, the RTR goes out and the endpoint is ESTABLISHED.
+ * Passive side (accept): the reply goes out; the endpoint is ESTABLISHED
+ * when the initiator's RTR arrives, or at once for an initiator that asked
+ * for no RTR (it then speaks first: RFC 5044 has the responder wait for
+ * its first FPDU before sending, hold_tx).
+ *
+ * Every attempt ends with exactly one terminal event (tcp_ep_fail, and
+ * tcp_dev_queue_event's terminal_sent). */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tcp.h"
+
+bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
+
+static int queue_init(struct tcp_queue *q, uint32_t depth)
+{
+	memset(q, 0, sizeof(*q));
+	if (!depth)
+		return 0;
+	q->wr = calloc(depth, sizeof(*q->wr));
+	if (!q->wr)
+		return -ENOMEM;
+	q->depth = depth;
+	return 0;
+}
+
+int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
+		  struct dapl_tcq *rcq, struct dapl_tsrq *srq,
+		  const struct dapl_tep_attr *attr, struct dapl_tep **out)
+{
+	struct dapl_tdev *dev = pd->dev;
+	struct dapl_tep *ep;
+	uint32_t sdepth = attr->max_send_wr, rdepth = srq ? 0 : attr->max_recv_wr;
+	int err;
+
+	if (!scq || !rcq || sdepth > TCP_QUEUE_MAX || rdepth > TCP_QUEUE_MAX ||
+	    attr->max_send_sge > TCP_MAX_SGE || attr->max_recv_sge > TCP_MAX_SGE)
+		return -EINVAL;
+	if (srq && srq->pd != pd)
+		return -EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->rbuf = malloc(TCP_RX_BUF);
+	ep->resp_cap = TCP_READS_MAX;
+	ep->resp = calloc(ep->resp_cap, sizeof(*ep->resp));
+	if (!ep->rbuf || !ep->resp || queue_init(&ep->sq, sdepth ? sdepth : 1) ||
+	    queue_init(&ep->rq, rdepth)) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->dev = dev;
+	ep->pd = pd;
+	ep->scq = scq;
+	ep->rcq = rcq;
+	ep->srq = srq;
+	ep->owner = attr->owner;
+	ep->fd = -1;
+	ep->state = TCP_EP_IDLE;
+	tcp_ep_reset_streams(ep);
+	/* room in the CQs for every request, and for a bind per send slot */
+	err = tcp_cq_attach(scq, ep, ep->sq.depth);
+	if (err)
+		goto fail_lock;
+	err = tcp_cq_attach(rcq, ep, srq ? TCP_QUEUE_MAX : rdepth);
+	if (err) {
+		tcp_cq_detach(scq, ep, ep->sq.depth);
+		goto fail_lock;
+	}
+	pthread_mutex_lock(&dev->lock);
+	if (srq)
+		srq->users++;
+	ep->next = dev->eps;
+	dev->eps = ep;
+	pthread_mutex_unlock(&dev->lock);
+	*out = ep;
+	return 0;
+
+fail_lock:
+	pthread_mutex_destroy(&ep->lock);
+fail:
+	free(ep->sq.wr);
+	free(ep->rq.wr);
+	free(ep->resp);
+	free(ep->rbuf);
+	free(ep);
+	return err;
+}
+
+/* ep->lock held: closes the socket and forgets it everywhere.  Unread
+ * input is read away first: closing over it would send a reset, which
+ * can destroy a Terminate we just sent before the peer reads it. */
+static void drop_socket(struct dapl_tep *ep)
+{
+	char sink[4096];
+	int i;
+
+	if (ep->fd < 0)
+		return;
+	for (i = 0; i < 256; i++)
+		if (recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
+			break;
+	tcp_dev_unwatch(ep);
+	tcp_cq_unwatch(ep->scq, ep->fd);
+	if (ep->rcq != ep->scq)
+		tcp_cq_unwatch(ep->rcq, ep->fd);
+	shutdown(ep->fd, SHUT_RDWR);
+	close(ep->fd);
+	ep->fd = -1;
+	ep->excluded = false;
+	ep->want_out = false;
+}
+
+void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
+		 int status)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	if (ep->state == TCP_EP_IDLE || ep->state == TCP_EP_DOWN)
+		return;
+	TCP_TRACE(ep, "fail: event %d status %d (state %d)", type, status,
+		  ep->state);
+	/* what is owed to the peer cannot be sent any more */
+	drop_socket(ep);
+	ep->state = TCP_EP_DOWN;
+	tcp_ep_flush_all(ep);
+	pthread_mutex_lock(&dev->lock);
+	tcp_dev_queue_event(dev, ep, type, status, NULL, 0);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static void free_unexpected(struct dapl_tep *ep)
+{
+	struct tcp_unexpected *u;
+
+	while ((u = ep->unexp_head)) {
+		ep->unexp_head = u->next;
+		free(u);
+	}
+	ep->unexp_tail = NULL;
+	ep->unexp_bytes = 0;
+}
+
+int tcp_ep_destroy(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+	struct dapl_tep **p;
+
+	pthread_mutex_lock(&ep->lock);
+	drop_socket(ep);
+	ep->state = TCP_EP_DOWN;
+	tcp_ep_flush_all(ep);
+	pthread_mutex_unlock(&ep->lock);
+
+	pthread_mutex_lock(&dev->lock);
+	tcp_dev_drop_events(dev, ep);
+	for (p = &dev->eps; *p; p = &(*p)->next)
+		if (*p == ep) {
+			*p = ep->next;
+			break;
+		}
+	if (ep->srq)
+		ep->srq->users--;
+	pthread_mutex_unlock(&dev->lock);
+	tcp_cq_detach(ep->scq, ep, ep->sq.depth);
+	tcp_cq_detach(ep->rcq, ep, ep->srq ? TCP_QUEUE_MAX : ep->rq.depth);
+	if (ep->srq)
+		tcp_cq_forget_owner(ep->rcq, ep->owner);
+	/* drivers that found it before it left the lists */
+	while (atomic_load(&ep->refs))
+		sched_yield();
+
+	free_unexpected(ep);
+	pthread_mutex_destroy(&ep->lock);
+	free(ep->sq.wr);
+	free(ep->rq.wr);
+	free(ep->resp);
+	free(ep->rbuf);
+	free(ep);
+	return 0;
+}
+
+int tcp_ep_reset(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	pthread_mutex_lock(&ep->lock);
+	drop_socket(ep);
+	ep->state = TCP_EP_DOWN;
+	tcp_ep_flush_all(ep);
+	free_unexpected(ep);
+	tcp_ep_reset_streams(ep);
+	ep->state = TCP_EP_IDLE;
+	pthread_mutex_lock(&dev->lock);
+	tcp_dev_drop_events(dev, ep);
+	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+static void put_v2(uint8_t *p, uint16_t ird, uint16_t ord, uint32_t ird_flags,
+		   uint32_t ord_flags)
+{
+	put16(p, (ird & MPA_V2_LIMIT_MASK) | ird_flags);
+	put16(p + 2, (ord & MPA_V2_LIMIT_MASK) | ord_flags);
+}
+
+static void put_ext(uint8_t *p)
+{
+	put32(p, TCP_EXT_MAGIC);
+	put16(p + 4, TCP_EXT_VERSION);
+	put16(p + 6, TCP_EXT_F_ACKS);
+}
+
+static uint16_t clamp_limit(uint16_t v)
+{
+	return v > MPA_V2_LIMIT_MASK ? MPA_V2_LIMIT_MASK : v;
+}
+
+int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
+		uint16_t port, const void *pdata, size_t len, uint16_t ird,
+		uint16_t ord)
+{
+	struct sockaddr_storage to;
+	socklen_t tolen;
+	int fd, one = 1, err = 0;
+	size_t pd;
+
+	if (len > TCP_PDATA_MAX)
+		return -EINVAL;
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	tolen = addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					    : sizeof(struct sockaddr_in);
+	memset(&to, 0, sizeof(to));
+	memcpy(&to, addr, tolen);
+	if (to.ss_family == AF_INET)
+		((struct sockaddr_in *)&to)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)&to)->sin6_port = htons(port);
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != TCP_EP_IDLE) {
+		pthread_mutex_unlock(&ep->lock);
+		return -EISCONN;
+	}
+	fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		pthread_mutex_unlock(&ep->lock);
+		return err;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcp_ep_reset_streams(ep);
+	ep->fd = fd;
+	ep->active = true;
+	ep->terminal_sent = false;
+	ep->peer = to;
+	ep->ird = ird;
+	ep->ord = ord;
+	/* the request: v2 parameters, the core's bytes, our trailer */
+	pd = MPA_V2_LEN + len + TCP_EXT_LEN;
+	mpa_put_hdr(ep->hs_buf, true, MPA_FLAG_ENHANCED | 2, (uint32_t)pd);
+	put_v2(ep->hs_buf + MPA_HDR_LEN, clamp_limit(ird), clamp_limit(ord),
+	       MPA_V2_P2P, MPA_V2_WRITE_RTR);
+	if (len)
+		memcpy(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN, pdata, len);
+	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len);
+	ep->handshake_len = (uint32_t)(MPA_HDR_LEN + pd);
+	ep->handshake_done = 0;
+	ep->state = TCP_EP_CONNECTING;
+	if (connect(fd, (struct sockaddr *)&to, tolen) && errno != EINPROGRESS) {
+		err = errno;
+		/* reported as the attempt's outcome, like an async failure */
+		drop_socket(ep);
+		ep->state = TCP_EP_DOWN;
+		pthread_mutex_lock(&ep->dev->lock);
+		tcp_dev_queue_event(ep->dev, ep,
+				    err == ECONNREFUSED ? DAPL_TCM_REJECTED
+							: DAPL_TCM_UNREACHABLE,
+				    -err, NULL, 0);
+		pthread_mutex_unlock(&ep->dev->lock);
+		pthread_mutex_unlock(&ep->lock);
+		return 0;
+	}
+	tcp_dev_watch(ep);
+	pthread_mutex_unlock(&ep->lock);
+	tcp_dev_need_tick(ep->dev);
+	return 0;
+}
+
+void tcp_ep_go_connected(struct dapl_tep *ep)
+{
+	socklen_t l = sizeof(ep->local);
+
+	getsockname(ep->fd, (struct sockaddr *)&ep->local, &l);
+	ep->state = TCP_EP_CONNECTED;
+	ep->deadline_ms = 0;
+	tcp_cq_watch(ep->scq, ep->fd, false);
+	if (ep->rcq != ep->scq)
+		tcp_cq_watch(ep->rcq, ep->fd, false);
+	tcp_dev_watch(ep);
+}
+
+/* Active side, ep->lock held: the TCP connect finished (or failed), the
+ * request goes out, the reply comes in. */
+void tcp_ep_handshake(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+	uint32_t bits = 0, pd_len = 0, start, len, want;
+	ssize_t n;
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	if (ep->state == TCP_EP_CONNECTING) {
+		if (getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
+		    soerr) {
+			tcp_ep_fail(ep, soerr == ECONNREFUSED ? DAPL_TCM_REJECTED
+							      : DAPL_TCM_UNREACHABLE,
+				    -soerr);
+			return;
+		}
+		while (ep->handshake_done < ep->handshake_len) {
+			n = send(ep->fd, ep->hs_buf + ep->handshake_done,
+				 ep->handshake_len - ep->handshake_done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0) {
+				if (errno == EAGAIN || errno == ENOTCONN)
+					return;   /* connect still in progress */
+				tcp_ep_fail(ep, errno == ECONNREFUSED ?
+					    DAPL_TCM_REJECTED : DAPL_TCM_UNREACHABLE,
+					    -errno);
+				return;
+			}
+			ep->handshake_done += (uint32_t)n;
+		}
+		ep->state = TCP_EP_MPA_REQ;
+		ep->handshake_done = 0;
+		tcp_dev_watch(ep);   /* no more EPOLLOUT */
+	}
+	if (ep->state != TCP_EP_MPA_REQ)
+		return;
+	/* the reply: header, then exactly its private data (FPDUs follow) */
+	for (;;) {
+		want = MPA_HDR_LEN;
+		if (ep->handshake_done >= MPA_HDR_LEN)
+			want += get16(ep->hs_buf + 18);
+		if (ep->handshake_done == want)
+			break;
+		n = recv(ep->fd, ep->hs_buf + ep->handshake_done,
+			 want - ep->handshake_done, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			/* the peer went away before it answered */
+			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR,
+				    n == 0 ? -ECONNRESET : -errno);
+			return;
+		}
+		if (n < 0)
+			return;
+		ep->handshake_done += (uint32_t)n;
+		if (ep->handshake_done == MPA_HDR_LEN &&
+		    !mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len)) {
+			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
+			return;
+		}
+	}
+	mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len);
+	start = ((bits & MPA_REV_MASK) == 2 && (bits & MPA_FLAG_ENHANCED) &&
+		 pd_len >= MPA_V2_LEN) ? MPA_V2_LEN : 0;
+	len = pd_len - start;
+	if (bits & MPA_FLAG_REJECT) {
+		const uint8_t *pd = ep->hs_buf + MPA_HDR_LEN + start;
+
+		drop_socket(ep);
+		ep->state = TCP_EP_DOWN;
+		tcp_ep_flush_all(ep);
+		pthread_mutex_lock(&dev->lock);
+		tcp_dev_queue_event(dev, ep, DAPL_TCM_REJECTED, 0, pd, len);
+		pthread_mutex_unlock(&dev->lock);
+		return;
+	}
+	if (bits & (MPA_FLAG_MARKERS | MPA_FLAG_CRC)) {
+		/* we asked for neither; a responder that insists is refused */
+		tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
+		return;
+	}
+	if (start) {
+		uint32_t ird = get16(ep->hs_buf + MPA_HDR_LEN);
+		uint32_t ord = get16(ep->hs_buf + MPA_HDR_LEN + 2);
+
+		if (ird & MPA_V2_P2P) {
+			/* we offered a zero-length Write only */
+			if (!(ord & MPA_V2_WRITE_RTR)) {
+				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
+				return;
+			}
+			ep->rtr_write = true;
+		}
+	}
+	if (len >= TCP_EXT_LEN) {
+		const uint8_t *end = ep->hs_buf + MPA_HDR_LEN + pd_len;
+
+		if (get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
+		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
+			ep->ext_acks = true;
+			len -= TCP_EXT_LEN;
+		}
+	}
+	tcp_ep_go_connected(ep);
+	ep->got_fpdu = true;     /* the initiator may send at once */
+	/* the RTR goes first, before anything the consumer posts */
+	tcp_ep_flush(ep);
+	pthread_mutex_lock(&dev->lock);
+	tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0,
+			    ep->hs_buf + MPA_HDR_LEN + start, len);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
+	       const void *pdata, size_t len, uint16_t ird, uint16_t ord)
+{
+	struct dapl_tdev *dev = conn->dev;
+	uint8_t f[MPA_HDR_LEN + MPA_PD_MAX];
+	uint32_t ird_flags = 0, ord_flags = 0;
+	size_t pd, off;
+	ssize_t n;
+
+	if (len > TCP_PDATA_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != TCP_EP_IDLE) {
+		pthread_mutex_unlock(&ep->lock);
+		return -EISCONN;
+	}
+	if (!tcp_conn_take(dev, conn)) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOENT;
+	}
+	tcp_ep_reset_streams(ep);
+	ep->active = false;
+	ep->terminal_sent = false;
+	ep->ird = ird;
+	ep->ord = ord;
+	ep->ext_acks = conn->ext_acks;
+	ep->peer = conn->peer;
+	ep->fd = conn->fd;
+	conn->fd = -1;
+	if (conn->v2 && (conn->peer_ird & MPA_V2_P2P)) {
+		if (conn->peer_ord & MPA_V2_WRITE_RTR)
+			ord_flags = MPA_V2_WRITE_RTR;
+		else if (conn->peer_ord & MPA_V2_READ_RTR)
+			ord_flags = MPA_V2_READ_RTR;
+		if (ord_flags) {
+			ird_flags = MPA_V2_P2P;
+			ep->rtr_pending = true;
+		}
+	}
+	/* without an RTR the initiator speaks first (RFC 5044) */
+	ep->hold_tx = !ep->rtr_pending;
+	off = MPA_HDR_LEN;
+	pd = len + (conn->v2 ? MPA_V2_LEN : 0) + (ep->ext_acks ? TCP_EXT_LEN : 0);
+	mpa_put_hdr(f, false, conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1,
+		    (uint32_t)pd);
+	if (conn->v2) {
+		put_v2(f + off, clamp_limit(ird), clamp_limit(ord), ird_flags,
+		       ord_flags);
+		off += MPA_V2_LEN;
+	}
+	if (len)
+		memcpy(f + off, pdata, len);
+	off += len;
+	if (ep->ext_acks) {
+		put_ext(f + off);
+		off += TCP_EXT_LEN;
+	}
+	free(conn);
+	/* a fresh socket's buffer takes the whole reply */
+	n = send(ep->fd, f, off, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n != (ssize_t)off) {
+		ep->state = TCP_EP_ACCEPTING;
+		tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, n < 0 ? -errno : -EIO);
+		pthread_mutex_unlock(&ep->lock);
+		return 0;
+	}
+	if (ep->rtr_pending) {
+		ep->state = TCP_EP_ACCEPTING;
+		ep->deadline_ms = tcp_now_ms() + TCP_HANDSHAKE_MS;
+		tcp_dev_watch(ep);
+		tcp_dev_need_tick(dev);   /* the timer watches the deadline */
+	} else {
+		tcp_ep_go_connected(ep);
+		pthread_mutex_lock(&dev->lock);
+		tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0, NULL, 0);
+		pthread_mutex_unlock(&dev->lock);
+	}
+	tcp_ep_drive(ep);
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
+{
+	struct dapl_tdev *dev = conn->dev;
+	uint8_t f[MPA_HDR_LEN + MPA_PD_MAX];
+	size_t off = MPA_HDR_LEN;
+
+	if (len > TCP_PDATA_MAX)
+		len = TCP_PDATA_MAX;
+	if (!tcp_conn_take(dev, conn))
+		return -ENOENT;
+	mpa_put_hdr(f, false, MPA_FLAG_REJECT |
+		    (conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1),
+		    (uint32_t)(len + (conn->v2 ? MPA_V2_LEN : 0)));
+	if (conn->v2) {
+		put_v2(f + off, 0, 0, 0, 0);
+		off += MPA_V2_LEN;
+	}
+	if (len)
+		memcpy(f + off, pdata, len);
+	off += len;
+	if (send(conn->fd, f, off, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		off = 0;
+	tcp_conn_free(conn);
+	return 0;
+}
+
+int tcp_disconnect(struct dapl_tep *ep)
+{
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state == TCP_EP_IDLE || ep->state == TCP_EP_DOWN) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOTCONN;
+	}
+	/* what is placed is acknowledged first, so the peer's completed
+	 * requests do not flush for want of the ack */
+	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed) {
+		ep->force_ack = true;
+		tcp_ep_flush(ep);
+	}
+	tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+int tcp_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
+		 struct sockaddr_storage *peer)
+{
+	pthread_mutex_lock(&ep->lock);
+	if (local)
+		*local = ep->local;
+	if (peer)
+		*peer = ep->peer;
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}

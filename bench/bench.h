@@ -1,10 +1,13 @@
 /* dat_bench: the interface between the measurement loops (dat_bench.c) and
- * the two stacks they drive: libdat through the public DAT API
- * (dat_bench.c) and raw libfabric (raw_ofi_bench.c).
+ * the stacks they drive: libdat through the public DAT API (dat_bench.c),
+ * raw libfabric (raw_ofi_bench.c) and plain kernel TCP sockets
+ * (sock_bench.c).
  *
- * Both stacks implement the same few primitives, and the one copy of each
- * pattern (send/recv ping-pong, RDMA Write ping-pong, RDMA Write
- * streaming) calls them, so DAT and raw run exactly the same loop.
+ * Every stack implements the same few primitives, and the one copy of each
+ * pattern (send/recv ping-pong, RDMA Write ping-pong, Send and RDMA Write
+ * streaming, connection setup) calls them, so all stacks run exactly the
+ * same loop.  Sockets have no RDMA Write (post_write is NULL): those
+ * patterns skip them.
  *
  * Memory of one connection, registered as one region:
  *
@@ -52,17 +55,28 @@ struct bench_ops {
 	 * least one is there. */
 	int (*reap_tx)(struct bench_conn *c, int max, enum bench_wait w);
 	/* The next receive completion: its slot and length.  Returns 0 when
-	 * BENCH_POLL found nothing, else 1. */
-	int (*get_rx)(struct bench_conn *c, int *slot, size_t *len,
-		      enum bench_wait w);
+	 * BENCH_POLL found nothing, else 1.  expect is the length the
+	 * pattern sent: a byte stream (sockets) has no message boundaries
+	 * and reads exactly that many bytes; the others ignore it. */
+	int (*get_rx)(struct bench_conn *c, size_t expect, int *slot,
+		      size_t *len, enum bench_wait w);
 	/* Around a stretch where the application spins on memory and makes
 	 * no call into the stack: the stack must progress on its own (libdat:
 	 * its progress thread; raw: a helper thread in fi_cq_sread, which
 	 * then also takes the send completions that reap_tx hands out). */
 	void (*mem_wait_begin)(struct bench_conn *c);
 	void (*mem_wait_end)(struct bench_conn *c);
+	/* One whole connection on a fresh endpoint, blocking: the client
+	 * connects to the server's listener with pdata bytes of private data
+	 * and disconnects once established; the server accepts with as many
+	 * and waits for the disconnect.  The connection that carries the
+	 * patterns is not touched. */
+	void (*setup)(struct bench_conn *c, int client, size_t pdata);
 	/* Tears the connection down; 0 or -1 (a message was printed). */
 	int (*close)(struct bench_conn *c, int client);
+	/* 1: a byte stream with its own flow control, a Send can never find
+	 * no receive posted (sockets).  0: the sender must hold credits. */
+	int stream;
 };
 
 struct bench_conn {
@@ -96,5 +110,16 @@ void raw_accept(struct raw_listener *l, struct bench_conn *c,
 void raw_connect(const char *prov, uint16_t port, struct bench_conn *c,
 		 size_t max_size, int delivery_complete);
 const char *raw_version(void);
+
+/* Plain kernel TCP sockets (sock_bench.c), TCP_NODELAY, over 127.0.0.1:
+ * the server listens on port 0, reported in *port.  The connection setup
+ * pattern exchanges cm_hdr + pdata bytes each way, standing in for the
+ * MPA request and reply an iWARP connection sends. */
+struct sock_listener;
+struct sock_listener *sock_listen(uint16_t *port);
+void sock_accept(struct sock_listener *l, struct bench_conn *c,
+		 size_t max_size, size_t cm_hdr);
+void sock_connect(uint16_t port, struct bench_conn *c, size_t max_size,
+		  size_t cm_hdr);
 
 #endif

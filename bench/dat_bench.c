@@ -1,14 +1,23 @@
-/* dat_bench: libdat over ofi-tcp against raw libfabric tcp, in one run.
+/* dat_bench: libdat over ofi-tcp against raw libfabric tcp, in one run;
+ * optionally more DAT IAs (libdat's own tcp provider) and plain kernel TCP
+ * sockets (sock_bench.c) in the same run.
  *
- * Three patterns, each for every message size (-s, default 8 and 64 KiB)
- * and two ways of waiting:
+ * Patterns, each for every message size (-s, default 8 and 64 KiB, or the
+ * one given as pattern@size) and two ways of waiting:
  *
  *   sendrecv   send/recv ping-pong: half round trip, microseconds
  *   write      RDMA Write ping-pong, each side polling the last byte of its
  *              buffer for the peer's write (ib_write_lat): half round trip
+ *   send_bw    Send streaming, client to server, with credits (a Send that
+ *              finds no receive posted ends an iWARP connection), then an
+ *              exchange as a fence: GB/s
  *   write_bw   RDMA Write streaming, client to server, a window (-w) of
  *              writes outstanding, then a send/recv exchange as a fence:
  *              GB/s (10^9 bytes per second)
+ *   connect    connection setup and teardown on a fresh endpoint, the size
+ *              being the private data each way (default 24, what a
+ *              DAT_RMR_TRIPLET takes): microseconds per connection, always
+ *              with blocking waits
  *
  *   poll       busy-poll: dat_evd_dequeue in a loop, raw fi_cq_read
  *   block      dat_evd_wait, raw fi_cq_sread.  For the write ping-pong the
@@ -20,9 +29,9 @@
  *
  * The server and the client are two processes forked from this one, over
  * 127.0.0.1; the client learns the server's ports through a pipe.  Each
- * side holds one DAT connection and one raw libfabric connection for the
- * whole run, and every measurement runs on DAT and on raw back to back
- * (the order alternating between repetitions), so both see the same
+ * side holds one connection per stack (each DAT IA, raw libfabric, sockets)
+ * for the whole run, and every measurement runs on all stacks back to back
+ * (the first one rotating between repetitions), so all see the same
  * machine.  Each value is the median over -r repetitions of the per-run
  * value: for latency the median (p50) of the per-iteration half round
  * trips, for bandwidth bytes over time.
@@ -62,41 +71,72 @@
 
 #define MAX_SIZES 8
 #define MAX_REPS 21
+#define MAX_IAS 3
+#define MAX_STACKS (MAX_IAS + 2)
 #define STUCK_S 30              /* one measurement longer than this is a hang */
+#define CONNECT_PDATA 24        /* sizeof(DAT_RMR_TRIPLET), what this bench sends */
+#define CONNECT_PDATA_MAX 256   /* libdat's ofi provider takes no more */
+#define CM_HDR 32               /* MPA frame 20 + RFC 6581 4 + libdat trailer 8
+				 * (providers/tcp/tcp_wire.h) */
+/* credits of the Send stream: the server returns them in batches */
+#define CREDIT_GRANT (BENCH_NRECV / 2)
 
-enum { P_SENDRECV, P_WRITE, P_WRITE_BW, NPAT };
-enum { S_DAT, S_RAW, NSTACK };
+enum { P_SENDRECV, P_WRITE, P_SEND_BW, P_WRITE_BW, P_CONNECT, NPAT };
+enum stack_kind { K_DAT, K_RAW, K_SOCK, NKIND };
 
-static const char *const pat_name[NPAT] = { "sendrecv", "write", "write_bw" };
+static const char *const pat_name[NPAT] = {
+	"sendrecv", "write", "send_bw", "write_bw", "connect",
+};
 static const char *const wait_name[2] = { "poll", "block" };
+static const char *const kind_name[NKIND] = { "dat", "raw", "sock" };
+
+/* One stack, in the order of its connections and of its columns. */
+struct stack {
+	enum stack_kind kind;
+	const char *ia;         /* K_DAT */
+	char key[8];            /* in the bench: lines: dat, dat2, dat3, raw, sock */
+	char label[40];         /* column header and messages */
+};
+
+static struct stack stacks[MAX_STACKS];
+static int nstacks;
 
 static struct {
-	const char *ia;
+	const char *ias[MAX_IAS];
+	int nias;
 	const char *prov;
 	long iters;
-	size_t sizes[MAX_SIZES];
+	size_t base[MAX_SIZES]; /* -s */
+	int nbase;
+	size_t at[NPAT][MAX_SIZES];     /* pattern@size */
+	int nat[NPAT];
+	size_t sizes[MAX_SIZES];        /* all sizes, as the table lists them */
 	int nsizes;
+	int size_on[NPAT][MAX_SIZES];
 	int reps;
 	int window;
 	int cpu[2];             /* server, client; -1 = not pinned */
 	int pats[NPAT];
 	int waits[2];
-	int raw_only;
-	int dat_only;
+	int kinds[NKIND];
+	size_t cm_hdr;
 	int raw_dc;
 	int verbose;
 	int quiet;
 } opt = {
-	.ia = "ofi-tcp",
+	.ias = { "ofi-tcp" },
+	.nias = 1,
 	.prov = "tcp",
 	.iters = 5000,
-	.sizes = { 8, 65536 },
-	.nsizes = 2,
+	.base = { 8, 65536 },
+	.nbase = 2,
 	.reps = 5,
 	.window = 64,
 	.cpu = { -1, -1 },
-	.pats = { 1, 1, 1 },
+	.pats = { 1, 1, 0, 1, 0 },
 	.waits = { 1, 1 },
+	.kinds = { 1, 1, 0 },
+	.cm_hdr = CM_HDR,
 	.raw_dc = 1,
 	.quiet = 1,
 };
@@ -196,6 +236,7 @@ static double median(double *v, int n)
 struct dat_conn {
 	DAT_IA_HANDLE ia;
 	DAT_EVD_HANDLE async, conn_evd, cr_evd, req_evd, rcv_evd;
+	DAT_EVD_HANDLE setup_evd;       /* connection events of the setup EPs */
 	DAT_PZ_HANDLE pz;
 	DAT_PSP_HANDLE psp;
 	DAT_EP_HANDLE ep;
@@ -203,6 +244,8 @@ struct dat_conn {
 	DAT_LMR_CONTEXT lmr_ctx;
 	DAT_RMR_CONTEXT rmr_ctx;
 	DAT_RMR_TRIPLET peer;
+	struct sockaddr_in srv_addr;    /* client: where the server's PSP is */
+	DAT_CONN_QUAL qual;
 	void *buf;
 	size_t buflen;
 };
@@ -363,13 +406,14 @@ static int dat_reap_tx(struct bench_conn *c, int max, enum bench_wait w)
 	return n;
 }
 
-static int dat_get_rx(struct bench_conn *c, int *slot, size_t *len,
-		      enum bench_wait w)
+static int dat_get_rx(struct bench_conn *c, size_t expect, int *slot,
+		      size_t *len, enum bench_wait w)
 {
 	struct dat_conn *d = dc_of(c);
 	DAT_COUNT nmore;
 	DAT_EVENT ev;
 
+	(void)expect;   /* messages have their own length */
 	if (!dat_get(d->rcv_evd, &ev, w, &nmore, "receive"))
 		return 0;
 	*slot = (int)ev.event_data.dto_completion_event_data.user_cookie.as_64;
@@ -380,6 +424,49 @@ static int dat_get_rx(struct bench_conn *c, int *slot, size_t *len,
 static void dat_mem_wait_nop(struct bench_conn *c)
 {
 	(void)c;        /* libdat's progress thread is always there */
+}
+
+/* One connection on a new EP with the provider's default attributes,
+ * sharing the DTO EVDs (nothing is posted on it) and taking its connection
+ * events on setup_evd.  A consumer reads the private data it is sent, so
+ * the server queries the request. */
+static void dat_setup(struct bench_conn *c, int client, size_t pdata)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_EP_HANDLE ep;
+	DAT_CR_HANDLE cr;
+	DAT_CR_PARAM crp;
+	DAT_EVENT ev;
+
+	DCHECK(dat_ep_create(d->ia, d->pz, d->rcv_evd, d->req_evd, d->setup_evd,
+			     NULL, &ep));
+	if (client) {
+		DCHECK(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&d->srv_addr, d->qual,
+				      (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u,
+				      (DAT_COUNT)pdata, (void *)c->tx,
+				      DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
+		dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
+			       "setup: waiting for ESTABLISHED");
+		if (ev.event_data.connect_event_data.private_data_size != (DAT_COUNT)pdata)
+			bench_die(BENCH_EXIT_FAIL, "DAT: setup: the accept carries %d bytes",
+				  (int)ev.event_data.connect_event_data.private_data_size);
+		DCHECK(dat_ep_disconnect(ep, DAT_CLOSE_GRACEFUL_FLAG));
+	} else {
+		dat_wait_event(d->cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev,
+			       "setup: waiting for the connection request");
+		cr = ev.event_data.cr_arrival_event_data.cr_handle;
+		memset(&crp, 0, sizeof(crp));
+		DCHECK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
+		if (crp.private_data_size != (DAT_COUNT)pdata)
+			bench_die(BENCH_EXIT_FAIL, "DAT: setup: the request carries %d bytes",
+				  (int)crp.private_data_size);
+		DCHECK(dat_cr_accept(cr, ep, (DAT_COUNT)pdata, (void *)c->tx));
+		dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
+			       "setup: waiting for ESTABLISHED");
+	}
+	dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_DISCONNECTED, &ev,
+		       "setup: waiting for DISCONNECTED");
+	DCHECK(dat_ep_free(ep));
 }
 
 static int dat_close(struct bench_conn *c, int client)
@@ -422,6 +509,7 @@ static int dat_close(struct bench_conn *c, int client)
 	SOFT(dat_evd_free(d->rcv_evd));
 	SOFT(dat_evd_free(d->req_evd));
 	SOFT(dat_evd_free(d->cr_evd));
+	SOFT(dat_evd_free(d->setup_evd));
 	SOFT(dat_evd_free(d->conn_evd));
 	SOFT(dat_pz_free(d->pz));
 	SOFT(dat_ia_close(d->ia, bad ? DAT_CLOSE_ABRUPT_FLAG : DAT_CLOSE_GRACEFUL_FLAG));
@@ -440,11 +528,13 @@ static const struct bench_ops dat_ops = {
 	.get_rx = dat_get_rx,
 	.mem_wait_begin = dat_mem_wait_nop,
 	.mem_wait_end = dat_mem_wait_nop,
+	.setup = dat_setup,
 	.close = dat_close,
 };
 
 /* IA, PZ, EVDs, the registered buffer and the EP, receives posted. */
-static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size)
+static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
+				 const struct stack *st)
 {
 	struct dat_conn *d = calloc(1, sizeof(*d));
 	DAT_REGION_DESCRIPTION region;
@@ -457,10 +547,12 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size)
 	if (!d)
 		bench_die(BENCH_EXIT_FAIL, "out of memory");
 	d->async = DAT_HANDLE_NULL;
-	DCHECK(dat_ia_open((DAT_NAME_PTR)opt.ia, 8, &d->async, &d->ia));
+	DCHECK(dat_ia_open((DAT_NAME_PTR)st->ia, 8, &d->async, &d->ia));
 	DCHECK(dat_pz_create(d->ia, &d->pz));
 	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
 			      &d->conn_evd));
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			      &d->setup_evd));
 	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &d->cr_evd));
 	DCHECK(dat_evd_create(d->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			      &d->req_evd));
@@ -496,7 +588,7 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size)
 			     &p.ep_attr, &d->ep));
 
 	memset(c, 0, sizeof(*c));
-	c->name = "DAT";
+	c->name = st->label;
 	c->ops = &dat_ops;
 	c->priv = d;
 	bench_layout(c, d->buf, max_size);
@@ -563,6 +655,8 @@ static void dat_client_connect(struct bench_conn *c, DAT_CONN_QUAL qual)
 	    ia_attr.ia_address_ptr->sa_family == AF_INET)
 		memcpy(&sa, ia_attr.ia_address_ptr, sizeof(sa));
 	sa.sin_port = 0;
+	d->srv_addr = sa;
+	d->qual = qual;
 	own_triplet(d, c, &me);
 	DCHECK(dat_ep_connect(d->ep, (DAT_IA_ADDRESS_PTR)&sa, qual,
 			      (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, (DAT_COUNT)sizeof(me),
@@ -575,10 +669,16 @@ static void dat_client_connect(struct bench_conn *c, DAT_CONN_QUAL qual)
 
 /* ---- the patterns (one copy for both stacks) ------------------------------------ */
 
-static void wait_rx(struct bench_conn *c, enum bench_wait w, int *slot, size_t *len)
+/* The next receive, of expect bytes: a shorter or longer one is an error. */
+static void wait_rx(struct bench_conn *c, size_t expect, enum bench_wait w, int *slot)
 {
-	while (!c->ops->get_rx(c, slot, len, w))
+	size_t got;
+
+	while (!c->ops->get_rx(c, expect, slot, &got, w))
 		;
+	if (got != expect)
+		bench_die(BENCH_EXIT_FAIL, "%s: received %zu bytes, expected %zu",
+			  c->name, got, expect);
 }
 
 /* Reaps until at most keep sends/writes are outstanding. */
@@ -591,15 +691,11 @@ static void drain_tx(struct bench_conn *c, int keep, enum bench_wait w)
 /* A send/recv exchange, client first; it also checks the message size. */
 static void exchange(struct bench_conn *c, int client, size_t len, enum bench_wait w)
 {
-	size_t got;
 	int slot;
 
 	if (client)
 		c->ops->post_send(c, len);
-	wait_rx(c, w, &slot, &got);
-	if (got != len)
-		bench_die(BENCH_EXIT_FAIL, "%s: received %zu bytes, expected %zu",
-			  c->name, got, len);
+	wait_rx(c, len, w, &slot);
 	if (!client)
 		c->ops->post_send(c, len);
 	c->ops->post_recv(c, slot);
@@ -649,7 +745,6 @@ static double run_sendrecv(struct bench_conn *c, int client, size_t size,
 {
 	long n = lat_iters(w), warm = warmup_iters(n), total = warm + n, i;
 	const struct bench_ops *o = c->ops;
-	size_t got;
 	int slot;
 
 	for (i = 0; i < total; i++) {
@@ -657,10 +752,7 @@ static double run_sendrecv(struct bench_conn *c, int client, size_t size,
 			stamps[i] = now_ns();
 			o->post_send(c, size);
 		}
-		wait_rx(c, w, &slot, &got);
-		if (got != size)
-			bench_die(BENCH_EXIT_FAIL, "%s: received %zu bytes, expected %zu",
-				  c->name, got, size);
+		wait_rx(c, size, w, &slot);
 		if (!client)
 			o->post_send(c, size);
 		o->post_recv(c, slot);
@@ -769,6 +861,111 @@ static double run_write_bw(struct bench_conn *c, int client, size_t size,
 	return (double)m * (double)size / (double)(t1 - t0);  /* bytes/ns = GB/s */
 }
 
+/* Credit batches the Send stream's server returns for msgs messages: the
+ * client starts with BENCH_NRECV (the receives posted) and waits for a
+ * batch only when it has none left, so it takes every one sent and none is
+ * left over to be mistaken for the fence's answer. */
+static long grants_needed(long msgs)
+{
+	if (msgs <= BENCH_NRECV)
+		return 0;
+	return (msgs - BENCH_NRECV + CREDIT_GRANT - 1) / CREDIT_GRANT;
+}
+
+/* Send streaming: warm-up, m timed messages, then an 8-byte fence that the
+ * server answers once everything before it arrived.  On iWARP a Send that
+ * finds no receive posted ends the connection, so on DAT and raw the
+ * client holds credits: the server reposts each receive at once and sends
+ * CREDIT_GRANT back, 8 bytes, after every CREDIT_GRANT messages.  A socket
+ * is a byte stream with TCP's flow control: no credits.  At most -w Sends
+ * are outstanding, as for RDMA Writes. */
+static double run_send_bw(struct bench_conn *c, int client, size_t size,
+			  enum bench_wait w)
+{
+	const struct bench_ops *o = c->ops;
+	long m = bw_count(size), warm = opt.window * 4, total = warm + m, i;
+	long grants = o->stream ? 0 : grants_needed(total + 1), sent = 0;
+	long credits = o->stream ? total + 1 : BENCH_NRECV;
+	uint64_t t0 = 0, t1;
+	int slot;
+
+	if (!client) {
+		/* total messages, then the fence */
+		for (i = 0; i <= total; i++) {
+			wait_rx(c, i < total ? size : 8, w, &slot);
+			o->post_recv(c, slot);
+			if (sent < grants && (i + 1) % CREDIT_GRANT == 0) {
+				o->post_send(c, 8);
+				sent++;
+			}
+			if (c->tx_out > 0)
+				o->reap_tx(c, c->tx_out, BENCH_POLL);
+		}
+		o->post_send(c, 8);
+		drain_tx(c, 0, w);
+		return 0;
+	}
+	for (i = 0; i <= total; i++) {
+		if (i == warm)
+			t0 = now_ns();
+		while (credits == 0) {
+			wait_rx(c, 8, w, &slot);
+			o->post_recv(c, slot);
+			credits += CREDIT_GRANT;
+		}
+		o->post_send(c, i < total ? size : 8);
+		credits--;
+		while (c->tx_out >= opt.window)
+			o->reap_tx(c, c->tx_out, w);
+	}
+	wait_rx(c, 8, w, &slot);        /* the fence's answer */
+	t1 = now_ns();
+	o->post_recv(c, slot);
+	drain_tx(c, 0, w);
+	return (double)m * (double)size / (double)(t1 - t0);  /* bytes/ns = GB/s */
+}
+
+/* Connection setup: warm-up, then n connections one after the other,
+ * each set up and torn down on a fresh endpoint (ops->setup), then an
+ * exchange on the pattern's connection as a fence: the server has finished
+ * the last one.  Microseconds per connection, server work included (a
+ * client that runs ahead waits in the listener's backlog). */
+static double run_connect(struct bench_conn *c, int client, size_t pdata)
+{
+	long n = lat_iters(BENCH_BLOCK), warm = warmup_iters(n), i;
+	uint64_t t0 = 0, t1;
+
+	for (i = 0; i < warm + n; i++) {
+		if (i == warm)
+			t0 = now_ns();
+		c->ops->setup(c, client, pdata);
+	}
+	exchange(c, client, 8, BENCH_BLOCK);
+	if (!client)
+		return 0;
+	t1 = now_ns();
+	return (double)(t1 - t0) / 1000.0 / (double)n;
+}
+
+/* Whether stack c can run pattern pat: sockets have no RDMA Write. */
+static int supports(const struct bench_conn *c, int pat)
+{
+	switch (pat) {
+	case P_WRITE:
+	case P_WRITE_BW:
+		return c->ops->post_write != NULL;
+	case P_CONNECT:
+		return c->ops->setup != NULL;
+	default:
+		return 1;
+	}
+}
+
+static int is_bw(int pat)
+{
+	return pat == P_SEND_BW || pat == P_WRITE_BW;
+}
+
 static double run_test(struct bench_conn *c, int client, int pat, size_t size,
 		       enum bench_wait w)
 {
@@ -787,8 +984,14 @@ static double run_test(struct bench_conn *c, int client, int pat, size_t size,
 	case P_WRITE:
 		v = run_write(c, client, size, w);
 		break;
+	case P_SEND_BW:
+		v = run_send_bw(c, client, size, w);
+		break;
 	case P_WRITE_BW:
 		v = run_write_bw(c, client, size, w);
+		break;
+	case P_CONNECT:
+		v = run_connect(c, client, size);
 		break;
 	}
 	alarm(0);
@@ -797,13 +1000,13 @@ static double run_test(struct bench_conn *c, int client, int pat, size_t size,
 			  c->tx_out);
 	if (client && opt.verbose)
 		fprintf(stderr, "dat_bench: %-40s %10.4g %s\n", label, v,
-			pat == P_WRITE_BW ? "GB/s" : "us");
+			is_bw(pat) ? "GB/s" : "us");
 	return v;
 }
 
 /* ---- the two processes ------------------------------------------------------------ */
 
-static double results[NPAT][2][MAX_SIZES][NSTACK][MAX_REPS];
+static double results[NPAT][2][MAX_SIZES][MAX_STACKS][MAX_REPS];
 
 /* CPU time used on the whole machine, from /proc/stat: busy and total
  * jiffies.  Returns 0 when it cannot tell. */
@@ -861,31 +1064,44 @@ static void quiet_wait(void)
 	quiet_spent += (double)(now_ns() - start) / 1e9;
 }
 
-static void run_all(struct bench_conn *conns[NSTACK], int client)
+/* Whether pattern pat runs with wait w: connection setup always blocks. */
+static int pat_wait(int pat, int w)
 {
-	int rep, pat, w, si, k;
+	if (pat == P_CONNECT)
+		return w == BENCH_BLOCK;
+	return opt.waits[w];
+}
+
+static void run_all(struct bench_conn *conns[MAX_STACKS], int client)
+{
+	int rep, pat, w, si, k, first;
 
 	for (rep = 0; rep < opt.reps; rep++)
 		for (pat = 0; pat < NPAT; pat++) {
 			if (!opt.pats[pat])
 				continue;
 			for (w = 0; w < 2; w++) {
-				if (!opt.waits[w])
+				if (!pat_wait(pat, w))
 					continue;
-				for (si = 0; si < opt.nsizes; si++)
-					for (k = 0; k < NSTACK; k++) {
-						/* DAT first on even repetitions */
-						int st = (rep + k) % NSTACK;
+				for (si = 0; si < opt.nsizes; si++) {
+					if (!opt.size_on[pat][si])
+						continue;
+					first = 1;
+					for (k = 0; k < nstacks; k++) {
+						/* the first stack rotates with the repetition */
+						int st = (rep + k) % nstacks;
 
-						if (!conns[st])
+						if (!supports(conns[st], pat))
 							continue;
-						if (client && k == 0 && opt.quiet)
+						if (client && first && opt.quiet)
 							quiet_wait();
+						first = 0;
 						results[pat][w][si][st][rep] =
 							run_test(conns[st], client, pat,
 								 opt.sizes[si],
 								 (enum bench_wait)w);
 					}
+				}
 			}
 		}
 }
@@ -933,37 +1149,65 @@ static void alloc_arrays(void)
 
 static int server_main(int pipe_fd)
 {
-	struct bench_conn dat_c, raw_c, *conns[NSTACK] = { NULL, NULL };
-	struct raw_listener *l = NULL;
-	DAT_CONN_QUAL qual = 0;
-	uint16_t port = 0;
-	char line[64];
+	struct bench_conn conn[MAX_STACKS], *conns[MAX_STACKS];
+	struct raw_listener *rl = NULL;
+	struct sock_listener *sl = NULL;
+	char line[32 * MAX_STACKS];
+	size_t off = 0;
 	int bad = 0, k;
 
 	bench_role = "server";
 	pin(opt.cpu[0]);
 	alloc_arrays();
-	if (!opt.raw_only) {
-		struct dat_conn *d = dat_open(&dat_c, max_size());
+	/* every stack's listener first, their ports to the client in one line */
+	for (k = 0; k < nstacks; k++) {
+		unsigned long long num = 0;
+		uint16_t port = 0;
 
-		DCHECK(dat_psp_create_any(d->ia, &qual, d->cr_evd, DAT_PSP_CONSUMER_FLAG,
-					  &d->psp));
+		switch (stacks[k].kind) {
+		case K_DAT: {
+			struct dat_conn *d = dat_open(&conn[k], max_size(), &stacks[k]);
+			DAT_CONN_QUAL qual = 0;
+
+			DCHECK(dat_psp_create_any(d->ia, &qual, d->cr_evd,
+						  DAT_PSP_CONSUMER_FLAG, &d->psp));
+			num = qual;
+			break;
+		}
+		case K_RAW:
+			rl = raw_listen(opt.prov, &port);
+			num = port;
+			break;
+		case K_SOCK:
+			sl = sock_listen(&port);
+			num = port;
+			break;
+		default:
+			break;
+		}
+		off += (size_t)snprintf(line + off, sizeof(line) - off, "%llu ", num);
 	}
-	if (!opt.dat_only)
-		l = raw_listen(opt.prov, &port);
-	snprintf(line, sizeof(line), "%llu %u\n", (unsigned long long)qual, (unsigned)port);
+	snprintf(line + off, sizeof(line) - off, "\n");
 	write_all(pipe_fd, line);
 	close(pipe_fd);
 
 	current_test = "connecting";
 	alarm(STUCK_S);
-	if (!opt.raw_only) {
-		dat_server_accept(&dat_c);
-		conns[S_DAT] = &dat_c;
-	}
-	if (!opt.dat_only) {
-		raw_accept(l, &raw_c, max_size(), opt.raw_dc);
-		conns[S_RAW] = &raw_c;
+	for (k = 0; k < nstacks; k++) {
+		switch (stacks[k].kind) {
+		case K_DAT:
+			dat_server_accept(&conn[k]);
+			break;
+		case K_RAW:
+			raw_accept(rl, &conn[k], max_size(), opt.raw_dc);
+			break;
+		case K_SOCK:
+			sock_accept(sl, &conn[k], max_size(), opt.cm_hdr);
+			break;
+		default:
+			break;
+		}
+		conns[k] = &conn[k];
 	}
 	alarm(0);
 
@@ -971,12 +1215,11 @@ static int server_main(int pipe_fd)
 
 	current_test = "teardown";
 	alarm(STUCK_S);
-	for (k = 0; k < NSTACK; k++)
-		if (conns[k]) {
-			exchange(conns[k], 0, 8, BENCH_POLL);   /* "done" */
-			if (conns[k]->ops->close(conns[k], 0))
-				bad = 1;
-		}
+	for (k = 0; k < nstacks; k++) {
+		exchange(conns[k], 0, 8, BENCH_POLL);   /* "done" */
+		if (conns[k]->ops->close(conns[k], 0))
+			bad = 1;
+	}
 	return bad ? BENCH_EXIT_FAIL : 0;
 }
 
@@ -990,15 +1233,65 @@ static void fmt_val(char *buf, size_t len, double v, int bw)
 		snprintf(buf, len, "%.2f us", v);
 }
 
-/* The medians of one row, NAN for a stack that did not run. */
-static void row_medians(int pat, int w, int si, double med[NSTACK])
+/* Ratio columns: the first DAT IA against raw libfabric (DAT's own cost),
+ * every other IA against the first, every IA (or raw) against sockets. */
+struct ratio {
+	int num, den;
+	char label[48];
+};
+
+static struct ratio ratios[2 * MAX_IAS + 1];
+static int nratios;
+
+static void add_ratio(int num, int den, int single)
+{
+	struct ratio *r = &ratios[nratios++];
+	const char *a = stacks[num].kind == K_DAT && !single ? stacks[num].ia :
+							      stacks[num].label;
+	const char *b = stacks[den].kind == K_DAT && !single ? stacks[den].ia :
+							      stacks[den].label;
+
+	r->num = num;
+	r->den = den;
+	snprintf(r->label, sizeof(r->label), "%s/%s", a, b);
+}
+
+static void build_ratios(void)
+{
+	int k, dat0 = -1, raw = -1, sock = -1, single = opt.nias == 1;
+
+	for (k = 0; k < nstacks; k++) {
+		if (stacks[k].kind == K_DAT && dat0 < 0)
+			dat0 = k;
+		if (stacks[k].kind == K_RAW)
+			raw = k;
+		if (stacks[k].kind == K_SOCK)
+			sock = k;
+	}
+	if (dat0 >= 0 && raw >= 0)
+		add_ratio(dat0, raw, single);
+	for (k = 0; k < nstacks; k++)
+		if (stacks[k].kind == K_DAT && k != dat0)
+			add_ratio(k, dat0, single);
+	if (sock < 0)
+		return;
+	for (k = 0; k < nstacks; k++)
+		if (stacks[k].kind == K_DAT)
+			add_ratio(k, sock, single);
+	if (dat0 < 0 && raw >= 0)
+		add_ratio(raw, sock, single);
+}
+
+/* The medians of one row, NAN for a stack that did not run it. */
+static void row_medians(struct bench_conn *conns[MAX_STACKS], int pat, int w, int si,
+			double med[MAX_STACKS])
 {
 	double tmp[MAX_REPS];
 	int st, rep;
 
-	for (st = 0; st < NSTACK; st++) {
+	for (st = 0; st < nstacks; st++) {
 		med[st] = NAN;
-		if ((st == S_DAT && opt.raw_only) || (st == S_RAW && opt.dat_only))
+		if (!supports(conns[st], pat))
 			continue;
 		for (rep = 0; rep < opt.reps; rep++)
 			tmp[rep] = results[pat][w][si][st][rep];
@@ -1006,53 +1299,89 @@ static void row_medians(int pat, int w, int si, double med[NSTACK])
 	}
 }
 
-static void report(void)
+/* One "bench:" value: key_unit=v, or - when it was not measured. */
+static void print_kv(const char *key, const char *unit, double v)
 {
-	double med[NSTACK], ratio;
-	char a[32], b[32], r[16];
-	int pat, w, si, pass;
+	if (isnan(v))
+		printf(" %s_%s=-", key, unit);
+	else
+		printf(" %s_%s=%.4g", key, unit, v);
+}
 
+static void report(struct bench_conn *conns[MAX_STACKS])
+{
+	double med[MAX_STACKS], ratio;
+	char a[32];
+	int pat, w, si, pass, k, width[2 * MAX_IAS + 1], dat0 = -1, raw = -1, sock = -1;
+
+	for (k = 0; k < nratios; k++) {
+		width[k] = (int)strlen(ratios[k].label);
+		if (width[k] < 8)
+			width[k] = 8;
+	}
+	for (k = nstacks - 1; k >= 0; k--) {
+		if (stacks[k].kind == K_DAT)
+			dat0 = k;
+		if (stacks[k].kind == K_RAW)
+			raw = k;
+		if (stacks[k].kind == K_SOCK)
+			sock = k;
+	}
 	/* pass 0: the table; pass 1: one machine-readable line per row */
 	for (pass = 0; pass < 2; pass++) {
-		if (pass == 0)
-			printf("\n%-9s %-6s %8s  %14s %14s %8s\n", "pattern", "wait",
-			       "size", "DAT", "raw", "DAT/raw");
-		else
+		if (pass == 0) {
+			printf("\n%-9s %-6s %8s ", "pattern", "wait", "size");
+			for (k = 0; k < nstacks; k++)
+				printf(" %14s", stacks[k].label);
+			for (k = 0; k < nratios; k++)
+				printf(" %*s", width[k], ratios[k].label);
 			printf("\n");
+		} else {
+			printf("\n");
+		}
 		for (pat = 0; pat < NPAT; pat++) {
 			if (!opt.pats[pat])
 				continue;
 			for (w = 0; w < 2; w++) {
-				if (!opt.waits[w])
+				if (!pat_wait(pat, w))
 					continue;
 				for (si = 0; si < opt.nsizes; si++) {
-					int bw = pat == P_WRITE_BW;
+					int bw = is_bw(pat);
 					const char *unit = bw ? "gbps" : "us";
 
-					row_medians(pat, w, si, med);
-					ratio = med[S_DAT] / med[S_RAW];   /* NAN if either is */
+					if (!opt.size_on[pat][si])
+						continue;
+					row_medians(conns, pat, w, si, med);
 					if (pass == 0) {
-						fmt_val(a, sizeof(a), med[S_DAT], bw);
-						fmt_val(b, sizeof(b), med[S_RAW], bw);
-						if (isnan(ratio))
-							snprintf(r, sizeof(r), "-");
-						else
-							snprintf(r, sizeof(r), "%.2f", ratio);
-						printf("%-9s %-6s %8zu  %14s %14s %8s\n",
-						       pat_name[pat], wait_name[w],
-						       opt.sizes[si], a, b, r);
+						printf("%-9s %-6s %8zu ", pat_name[pat], wait_name[w],
+						       opt.sizes[si]);
+						for (k = 0; k < nstacks; k++) {
+							fmt_val(a, sizeof(a), med[k], bw);
+							printf(" %14s", a);
+						}
+						for (k = 0; k < nratios; k++) {
+							/* NAN if either is */
+							ratio = med[ratios[k].num] / med[ratios[k].den];
+							if (isnan(ratio))
+								snprintf(a, sizeof(a), "-");
+							else
+								snprintf(a, sizeof(a), "%.2f", ratio);
+							printf(" %*s", width[k], a);
+						}
+						printf("\n");
 						continue;
 					}
 					printf("bench: pattern=%s wait=%s size=%zu", pat_name[pat],
 					       wait_name[w], opt.sizes[si]);
-					if (isnan(med[S_DAT]))
-						printf(" dat_%s=-", unit);
-					else
-						printf(" dat_%s=%.4g", unit, med[S_DAT]);
-					if (isnan(med[S_RAW]))
-						printf(" raw_%s=-", unit);
-					else
-						printf(" raw_%s=%.4g", unit, med[S_RAW]);
+					/* dat_ and raw_ always, as before there were more */
+					print_kv("dat", unit, dat0 >= 0 ? med[dat0] : NAN);
+					for (k = 0; k < nstacks; k++)
+						if (stacks[k].kind == K_DAT && k != dat0)
+							print_kv(stacks[k].key, unit, med[k]);
+					print_kv("raw", unit, raw >= 0 ? med[raw] : NAN);
+					if (sock >= 0)
+						print_kv("sock", unit, med[sock]);
+					ratio = dat0 >= 0 && raw >= 0 ? med[dat0] / med[raw] : NAN;
 					if (isnan(ratio))
 						printf(" ratio=-\n");
 					else
@@ -1066,10 +1395,9 @@ static void report(void)
 
 static int client_main(int pipe_fd)
 {
-	struct bench_conn dat_c, raw_c, *conns[NSTACK] = { NULL, NULL };
-	unsigned long long qual = 0;
-	unsigned port = 0;
-	char line[64];
+	struct bench_conn conn[MAX_STACKS], *conns[MAX_STACKS];
+	unsigned long long num[MAX_STACKS];
+	char line[32 * MAX_STACKS], *p, *end;
 	ssize_t n;
 	size_t got = 0;
 	int bad = 0, k;
@@ -1078,8 +1406,9 @@ static int client_main(int pipe_fd)
 	pin(opt.cpu[1]);
 	alloc_arrays();
 	/* open the DAT side first: a libdat without LMRs says so here */
-	if (!opt.raw_only)
-		dat_open(&dat_c, max_size());
+	for (k = 0; k < nstacks; k++)
+		if (stacks[k].kind == K_DAT)
+			dat_open(&conn[k], max_size(), &stacks[k]);
 	while (got < sizeof(line) - 1 &&
 	       (n = read(pipe_fd, line + got, sizeof(line) - 1 - got)) > 0) {
 		got += (size_t)n;
@@ -1088,36 +1417,50 @@ static int client_main(int pipe_fd)
 	}
 	line[got] = '\0';
 	close(pipe_fd);
-	if (sscanf(line, "%llu %u", &qual, &port) != 2)
-		bench_die(BENCH_EXIT_FAIL, "the server did not report its ports");
+	p = line;
+	for (k = 0; k < nstacks; k++) {
+		errno = 0;
+		num[k] = strtoull(p, &end, 10);
+		if (errno || end == p)
+			bench_die(BENCH_EXIT_FAIL, "the server did not report its ports");
+		p = end;
+	}
 
 	current_test = "connecting";
 	alarm(STUCK_S);
-	if (!opt.raw_only) {
-		dat_client_connect(&dat_c, (DAT_CONN_QUAL)qual);
-		conns[S_DAT] = &dat_c;
-	}
-	if (!opt.dat_only) {
-		raw_connect(opt.prov, (uint16_t)port, &raw_c, max_size(), opt.raw_dc);
-		conns[S_RAW] = &raw_c;
+	for (k = 0; k < nstacks; k++) {
+		switch (stacks[k].kind) {
+		case K_DAT:
+			dat_client_connect(&conn[k], (DAT_CONN_QUAL)num[k]);
+			break;
+		case K_RAW:
+			raw_connect(opt.prov, (uint16_t)num[k], &conn[k], max_size(),
+				    opt.raw_dc);
+			break;
+		case K_SOCK:
+			sock_connect((uint16_t)num[k], &conn[k], max_size(), opt.cm_hdr);
+			break;
+		default:
+			break;
+		}
+		conns[k] = &conn[k];
 	}
 	alarm(0);
 
 	run_all(conns, 1);
-	report();
+	report(conns);
 	if (quiet_busy)
-		printf("dat_bench: note: %d of %d DAT/raw pairs started while other work "
-		       "kept the machine >15%% busy; their values are less reliable\n",
+		printf("dat_bench: note: %d of %d measurement groups started while other "
+		       "work kept the machine >15%% busy; their values are less reliable\n",
 		       quiet_busy, quiet_count);
 
 	current_test = "teardown";
 	alarm(STUCK_S);
-	for (k = 0; k < NSTACK; k++)
-		if (conns[k]) {
-			exchange(conns[k], 1, 8, BENCH_POLL);
-			if (conns[k]->ops->close(conns[k], 1))
-				bad = 1;
-		}
+	for (k = 0; k < nstacks; k++) {
+		exchange(conns[k], 1, 8, BENCH_POLL);
+		if (conns[k]->ops->close(conns[k], 1))
+			bad = 1;
+	}
 	return bad ? BENCH_EXIT_FAIL : 0;
 }
 
@@ -1127,27 +1470,35 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: dat_bench [-n iters] [-s sizes] [-r reps] [-w window] [-c srvcpu,clicpu]\n"
-		"                 [-p patterns] [-m waits] [-i ia] [-W dc|tx] [-R|-D] [-Q] [-v]\n"
+		"                 [-p patterns] [-m waits] [-i ia[,ia...]] [-t stacks] [-H bytes]\n"
+		"                 [-W dc|tx] [-R|-D] [-Q] [-v]\n"
 		"  -n iters     latency iterations per run with busy-polling (default %ld;\n"
-		"               blocking runs do iters/4; streaming writes ~256 MiB,\n"
-		"               between iters and 3*iters writes)\n"
+		"               blocking runs and connection setup do iters/4; streaming\n"
+		"               sends ~256 MiB, between iters and 3*iters messages)\n"
 		"  -s sizes     message sizes, comma-separated, k/m suffixes (default 8,64k)\n"
 		"  -r reps      repetitions; the median is reported (default %d, odd, max %d)\n"
-		"  -w window    RDMA Writes outstanding when streaming (default %d)\n"
+		"  -w window    Sends/RDMA Writes outstanding when streaming (default %d)\n"
 		"  -c S,C       pin the server to CPU S and the client to CPU C\n"
-		"  -p list      patterns: sendrecv,write,write_bw (default all)\n"
-		"  -m list      waits: poll,block (default both)\n"
-		"  -i ia        DAT interface adapter (default ofi-tcp; dat.conf from\n"
-		"               DAT_OVERRIDE)\n"
+		"  -p list      patterns: sendrecv,write,send_bw,write_bw,connect (default\n"
+		"               sendrecv,write,write_bw); pattern@size runs that pattern at\n"
+		"               that size only (for connect: the private data, default %d)\n"
+		"  -m list      waits: poll,block (default both; connect always blocks)\n"
+		"  -i ia,...    DAT interface adapters, at most %d (default ofi-tcp; dat.conf\n"
+		"               from DAT_OVERRIDE); ratios: the first against raw, the others\n"
+		"               against the first\n"
+		"  -t list      stacks: dat,raw,sock (default dat,raw); sock = plain kernel\n"
+		"               TCP sockets, no RDMA Write patterns\n"
+		"  -H bytes     sockets' connection setup: bytes each way besides the private\n"
+		"               data, for an MPA request/reply (default %d)\n"
 		"  -W dc|tx     raw Send/RDMA Write completion: dc = placed at the target\n"
 		"               (FI_DELIVERY_COMPLETE, as libdat; default), tx = handed to\n"
 		"               the kernel (like libdat with DAPL_OFI_COMPLETION=transmit)\n"
-		"  -R           raw libfabric only (no DAT)\n"
-		"  -D           DAT only (no raw libfabric; for profiling libdat)\n"
+		"  -R           raw libfabric only (-t raw)\n"
+		"  -D           DAT only (-t dat; for profiling libdat)\n"
 		"  -Q           do not wait for a quiet machine before each measurement\n"
 		"               (by default up to 0.5 s each, 6 s in all, for < 15%% CPU busy)\n"
 		"  -v           print every run's value on stderr\n",
-		opt.iters, opt.reps, MAX_REPS, opt.window);
+		opt.iters, opt.reps, MAX_REPS, opt.window, CONNECT_PDATA, MAX_IAS, CM_HDR);
 	exit(status);
 }
 
@@ -1189,12 +1540,120 @@ static void parse_list(char *arg, const char *const *names, int nnames, int *on,
 	}
 }
 
+/* -p: names, each with an optional @size. */
+static void parse_pats(char *arg)
+{
+	char *tok, *save = NULL, *at;
+	int i;
+
+	for (i = 0; i < NPAT; i++)
+		opt.pats[i] = opt.nat[i] = 0;
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		at = strchr(tok, '@');
+		if (at)
+			*at++ = '\0';
+		for (i = 0; i < NPAT; i++)
+			if (strcmp(tok, pat_name[i]) == 0)
+				break;
+		if (i == NPAT) {
+			fprintf(stderr, "dat_bench: unknown pattern '%s'\n", tok);
+			usage(2);
+		}
+		opt.pats[i] = 1;
+		if (!at)
+			continue;
+		if (opt.nat[i] == MAX_SIZES)
+			usage(2);
+		opt.at[i][opt.nat[i]] = parse_size(at);
+		if (!opt.at[i][opt.nat[i]]) {
+			fprintf(stderr, "dat_bench: bad size '%s' (1 .. 64m)\n", at);
+			usage(2);
+		}
+		opt.nat[i]++;
+	}
+}
+
+/* The table's sizes, and which pattern runs at which: pattern@size, else
+ * -s (connect: its private data, CONNECT_PDATA unless given). */
+static void resolve_sizes(void)
+{
+	static const size_t pdata_default[1] = { CONNECT_PDATA };
+	const size_t *list;
+	int pat, n, i, j;
+
+	opt.nsizes = 0;
+	for (pat = 0; pat < NPAT; pat++) {
+		if (!opt.pats[pat])
+			continue;
+		if (opt.nat[pat]) {
+			list = opt.at[pat];
+			n = opt.nat[pat];
+		} else if (pat == P_CONNECT) {
+			list = pdata_default;
+			n = 1;
+		} else {
+			list = opt.base;
+			n = opt.nbase;
+		}
+		for (i = 0; i < n; i++) {
+			if (pat == P_CONNECT && list[i] > CONNECT_PDATA_MAX) {
+				fprintf(stderr, "dat_bench: connect@%zu: at most %d bytes of "
+					"private data\n", list[i], CONNECT_PDATA_MAX);
+				usage(2);
+			}
+			for (j = 0; j < opt.nsizes; j++)
+				if (opt.sizes[j] == list[i])
+					break;
+			if (j == opt.nsizes) {
+				if (opt.nsizes == MAX_SIZES) {
+					fprintf(stderr, "dat_bench: more than %d sizes\n", MAX_SIZES);
+					usage(2);
+				}
+				opt.sizes[opt.nsizes++] = list[i];
+			}
+			opt.size_on[pat][j] = 1;
+		}
+	}
+}
+
+static void build_stacks(void)
+{
+	int i;
+
+	nstacks = 0;
+	if (opt.kinds[K_DAT])
+		for (i = 0; i < opt.nias; i++) {
+			struct stack *st = &stacks[nstacks++];
+
+			st->kind = K_DAT;
+			st->ia = opt.ias[i];
+			if (i == 0)
+				snprintf(st->key, sizeof(st->key), "dat");
+			else
+				snprintf(st->key, sizeof(st->key), "dat%d", i + 1);
+			if (opt.nias == 1)
+				snprintf(st->label, sizeof(st->label), "DAT");
+			else
+				snprintf(st->label, sizeof(st->label), "DAT %s", opt.ias[i]);
+		}
+	for (i = K_RAW; i < NKIND; i++)
+		if (opt.kinds[i]) {
+			struct stack *st = &stacks[nstacks++];
+
+			st->kind = (enum stack_kind)i;
+			snprintf(st->key, sizeof(st->key), "%s", kind_name[i]);
+			snprintf(st->label, sizeof(st->label), "%s", kind_name[i]);
+		}
+	build_ratios();
+}
+
 static void parse_opts(int argc, char **argv)
 {
 	char *tok, *save = NULL, *end;
-	int c;
+	int c, raw_only = 0, dat_only = 0;
+	long v;
 
-	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:W:RDQvh")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:H:W:RDQvh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.iters = strtol(optarg, &end, 10);
@@ -1202,19 +1661,19 @@ static void parse_opts(int argc, char **argv)
 				usage(2);
 			break;
 		case 's':
-			opt.nsizes = 0;
+			opt.nbase = 0;
 			for (tok = strtok_r(optarg, ",", &save); tok;
 			     tok = strtok_r(NULL, ",", &save)) {
-				if (opt.nsizes == MAX_SIZES)
+				if (opt.nbase == MAX_SIZES)
 					usage(2);
-				opt.sizes[opt.nsizes] = parse_size(tok);
-				if (!opt.sizes[opt.nsizes]) {
+				opt.base[opt.nbase] = parse_size(tok);
+				if (!opt.base[opt.nbase]) {
 					fprintf(stderr, "dat_bench: bad size '%s' (1 .. 64m)\n", tok);
 					usage(2);
 				}
-				opt.nsizes++;
+				opt.nbase++;
 			}
-			if (!opt.nsizes)
+			if (!opt.nbase)
 				usage(2);
 			break;
 		case 'r':
@@ -1233,13 +1692,30 @@ static void parse_opts(int argc, char **argv)
 				usage(2);
 			break;
 		case 'p':
-			parse_list(optarg, pat_name, NPAT, opt.pats, "pattern");
+			parse_pats(optarg);
 			break;
 		case 'm':
 			parse_list(optarg, wait_name, 2, opt.waits, "wait");
 			break;
 		case 'i':
-			opt.ia = optarg;
+			opt.nias = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (opt.nias == MAX_IAS)
+					usage(2);
+				opt.ias[opt.nias++] = tok;
+			}
+			if (!opt.nias)
+				usage(2);
+			break;
+		case 't':
+			parse_list(optarg, kind_name, NKIND, opt.kinds, "stack");
+			break;
+		case 'H':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 1024)
+				usage(2);
+			opt.cm_hdr = (size_t)v;
 			break;
 		case 'W':
 			if (strcmp(optarg, "dc") == 0)
@@ -1250,10 +1726,14 @@ static void parse_opts(int argc, char **argv)
 				usage(2);
 			break;
 		case 'R':
-			opt.raw_only = 1;
+			raw_only = 1;
+			opt.kinds[K_DAT] = opt.kinds[K_SOCK] = 0;
+			opt.kinds[K_RAW] = 1;
 			break;
 		case 'D':
-			opt.dat_only = 1;
+			dat_only = 1;
+			opt.kinds[K_RAW] = opt.kinds[K_SOCK] = 0;
+			opt.kinds[K_DAT] = 1;
 			break;
 		case 'v':
 			opt.verbose = 1;
@@ -1268,8 +1748,12 @@ static void parse_opts(int argc, char **argv)
 			usage(2);
 		}
 	}
-	if (optind != argc || (opt.raw_only && opt.dat_only))
+	if (optind != argc || (raw_only && dat_only))
 		usage(2);
+	if (!opt.kinds[K_DAT] && !opt.kinds[K_RAW] && !opt.kinds[K_SOCK])
+		usage(2);
+	resolve_sizes();
+	build_stacks();
 }
 
 static const char *describe(int status, char *buf, size_t len)
@@ -1288,8 +1772,9 @@ int main(int argc, char **argv)
 {
 	pid_t pid[2], p;
 	int fds[2], status[2] = { -1, -1 }, killed[2] = { 0, 0 }, done = 0, i;
-	int notimpl = 0, failed = 0;
-	char buf[64];
+	int notimpl = 0, failed = 0, k;
+	char buf[64], who[256];
+	size_t off = 0;
 	const char *ov = getenv("DAT_OVERRIDE"), *dat_tx;
 
 	parse_opts(argc, argv);
@@ -1300,9 +1785,22 @@ int main(int argc, char **argv)
 	else
 		snprintf(buf, sizeof(buf), "server on CPU %d, client on CPU %d",
 			 opt.cpu[0], opt.cpu[1]);
-	printf("dat_bench: DAT %s vs raw libfabric %s %s, 127.0.0.1, %s\n",
-	       opt.raw_only ? "(skipped, -R)" : opt.ia, raw_version(),
-	       opt.dat_only ? "(skipped, -D)" : opt.prov, buf);
+	who[0] = '\0';
+	for (k = 0; k < nstacks && off < sizeof(who); k++) {
+		const char *sep = k ? " vs " : "";
+
+		if (stacks[k].kind == K_DAT)
+			off += (size_t)snprintf(who + off, sizeof(who) - off, "%sDAT %s", sep,
+						stacks[k].ia);
+		else if (stacks[k].kind == K_RAW)
+			off += (size_t)snprintf(who + off, sizeof(who) - off,
+						"%sraw libfabric %s %s", sep, raw_version(),
+						opt.prov);
+		else
+			off += (size_t)snprintf(who + off, sizeof(who) - off,
+						"%skernel TCP sockets", sep);
+	}
+	printf("dat_bench: %s, 127.0.0.1, %s\n", who, buf);
 	dat_tx = getenv("DAPL_OFI_COMPLETION");
 	dat_tx = dat_tx && strcmp(dat_tx, "transmit") == 0 ? "transmit" : "delivery";
 	printf("dat_bench: median of %d repetitions; latency %ld iterations polling, %ld blocking;"
@@ -1311,7 +1809,11 @@ int main(int argc, char **argv)
 	       opt.raw_dc ? "delivery" : "transmit");
 	printf("dat_bench: latency = half round trip (lower is better), bandwidth in GB/s = 1e9 B/s"
 	       " (higher is better)\n");
-	if (!opt.raw_only && !ov)
+	if (opt.pats[P_CONNECT])
+		printf("dat_bench: connect = us per connection set up and torn down (%ld per run;"
+		       " size = private data each way%s)\n", lat_iters(BENCH_BLOCK),
+		       opt.kinds[K_SOCK] ? "; sockets send that plus -H bytes" : "");
+	if (opt.kinds[K_DAT] && !ov)
 		printf("dat_bench: note: DAT_OVERRIDE is not set; the installed dat.conf is used\n");
 	fflush(stdout);
 
@@ -1361,8 +1863,8 @@ int main(int argc, char **argv)
 	}
 	if (notimpl) {
 		fprintf(stderr, "dat_bench: the DAT side cannot run: this libdat answers "
-				"DAT_NOT_IMPLEMENTED (see above); run with -R to measure raw "
-				"libfabric only\n");
+				"DAT_NOT_IMPLEMENTED (see above); run with -R (or -t raw,sock) to "
+				"measure without DAT\n");
 		return BENCH_EXIT_NOTIMPL;
 	}
 	if (failed) {

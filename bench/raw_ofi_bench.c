@@ -16,12 +16,19 @@
  * fi_cq_read / fi_cq_sread.  For the memory-polling waits
  * (mem_wait_begin/end) a helper thread sits in fi_cq_sread on the send CQ
  * and so keeps the endpoint progressing, like libdat's progress thread;
- * it counts the send completions it reads, and reap_tx hands those out. */
+ * it counts the send completions it reads, and reap_tx hands those out.
+ *
+ * Connection setup (setup) is what libdat's provider does per EP
+ * (providers/ofi/ofi_ep.c): fi_endpoint on the IA's domain, bound to the
+ * EQ and the CQs, fi_enable, fi_connect / fi_accept with the private data,
+ * FI_CONNECTED; the client then fi_shutdown and fi_close (libdat reports
+ * its own DISCONNECTED right there), the server closes on FI_SHUTDOWN. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -56,6 +63,11 @@ struct raw_conn {
 	struct fid_domain *domain;
 	struct fid_eq *eq;
 	int own_eq;
+	struct fid_pep *pep;            /* server: the listener, for setup */
+	struct fi_info *pep_info;
+	/* setup: the next CONNREQ, when it came before this one's FI_SHUTDOWN */
+	_Alignas(8) uint8_t connreq[RAW_CM_BUF];
+	size_t connreq_len;
 	struct fid_ep *ep;
 	struct fid_cq *txcq, *rxcq;
 	struct fid_mr *mr;
@@ -120,8 +132,8 @@ static struct fi_info *hints_make(const char *prov)
 }
 
 /* Reads one CM event of type want (20 s at most). */
-static void eq_expect(struct fid_eq *eq, uint32_t want, void *buf,
-		      size_t *len)
+/* Reads the next CM event (20 s at most); returns its type. */
+static uint32_t eq_next(struct fid_eq *eq, void *buf, size_t *len)
 {
 	uint32_t event = 0;
 	ssize_t n;
@@ -140,17 +152,27 @@ static void eq_expect(struct fid_eq *eq, uint32_t want, void *buf,
 			  BENCH_WAIT_MS / 1000);
 	if (n < 0)
 		fail("fi_eq_sread", n);
+	if (len)
+		*len = (size_t)n;
+	return event;
+}
+
+/* Reads one CM event of type want (20 s at most). */
+static void eq_expect(struct fid_eq *eq, uint32_t want, void *buf,
+		      size_t *len)
+{
+	uint32_t event = eq_next(eq, buf, len);
+
 	if (event != want)
 		bench_die(BENCH_EXIT_FAIL, "raw: connection event %u, expected %u",
 			  event, want);
-	if (len)
-		*len = (size_t)n;
 }
 
 struct raw_listener *raw_listen(const char *prov, uint16_t *port)
 {
 	struct raw_listener *l = calloc(1, sizeof(*l));
-	struct fi_eq_attr eqa = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	/* an fd: the setup pattern's server sleeps on it and a CQ's */
+	struct fi_eq_attr eqa = { .size = 16, .wait_obj = FI_WAIT_FD };
 	struct fi_info *h = hints_make(prov);
 	struct sockaddr_in sin;
 	size_t len = sizeof(sin);
@@ -238,12 +260,11 @@ void raw_accept(struct raw_listener *l, struct bench_conn *c,
 	own_remote(r, c, &me);
 	FI_CHECK(fi_accept(r->ep, &me, sizeof(me)));
 	eq_expect(r->eq, FI_CONNECTED, buf, NULL);
-	/* the listener is not needed any more: the one connection is up */
-	fi_close(&l->pep->fid);
-	l->pep = NULL;
+	/* the listener stays for the setup pattern's connections */
+	r->pep = l->pep;
+	r->pep_info = l->info;
 	r->own_fabric = 1;
 	r->own_eq = 1;
-	fi_freeinfo(l->info);
 	free(l);
 }
 
@@ -251,7 +272,8 @@ void raw_connect(const char *prov, uint16_t port, struct bench_conn *c,
 		 size_t max_size, int delivery_complete)
 {
 	struct raw_conn *r = calloc(1, sizeof(*r));
-	struct fi_eq_attr eqa = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	/* an fd: the setup pattern's server sleeps on it and a CQ's */
+	struct fi_eq_attr eqa = { .size = 16, .wait_obj = FI_WAIT_FD };
 	_Alignas(8) uint8_t buf[RAW_CM_BUF];
 	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
 	struct fi_info *h = hints_make(prov);
@@ -390,12 +412,13 @@ static int raw_reap_tx(struct bench_conn *c, int max, enum bench_wait w)
 	return (int)n;
 }
 
-static int raw_get_rx(struct bench_conn *c, int *slot, size_t *len,
-		      enum bench_wait w)
+static int raw_get_rx(struct bench_conn *c, size_t expect, int *slot,
+		      size_t *len, enum bench_wait w)
 {
 	struct raw_conn *r = rc_of(c);
 	struct fi_cq_msg_entry ent;
 
+	(void)expect;   /* messages have their own length */
 	if (cq_get(r->rxcq, &ent, 1, w, "receive") == 0)
 		return 0;
 	*slot = (int)((uintptr_t)ent.op_context - 1);
@@ -451,6 +474,116 @@ static void raw_mem_wait_end(struct bench_conn *c)
 			  (unsigned long long)(r->helper_done - r->helper_taken));
 }
 
+/* The server's next setup event.  It sleeps on the EQ and on the send
+ * CQ, and reads that CQ when woken: tcp 1.17 notices the client's
+ * disconnect in CQ progress, and only then queues FI_SHUTDOWN.  (libdat's
+ * progress thread does the same with its epoll set and its 2 ms timer.)
+ * The send CQ, because it is empty here, while the receive CQ may already
+ * hold the fence that follows the last connection. */
+static uint32_t setup_event(struct raw_conn *r, void *buf, size_t *len)
+{
+	struct fid *fids[2] = { &r->eq->fid, &r->txcq->fid };
+	struct fi_cq_msg_entry ent;
+	struct pollfd pfd[2];
+	uint32_t event;
+	ssize_t n;
+
+	FI_CHECK(fi_control(&r->eq->fid, FI_GETWAIT, &pfd[0].fd));
+	FI_CHECK(fi_control(&r->txcq->fid, FI_GETWAIT, &pfd[1].fd));
+	for (;;) {
+		n = fi_eq_read(r->eq, &event, buf, RAW_CM_BUF, 0);
+		if (n >= 0) {
+			*len = (size_t)n;
+			return event;
+		}
+		if (n != -FI_EAGAIN)
+			return eq_next(r->eq, buf, len);        /* it reports the error */
+		n = fi_cq_read(r->txcq, &ent, 1);
+		if (n != -FI_EAGAIN)
+			bench_die(BENCH_EXIT_FAIL, "raw: setup: send CQ read: %zd", n);
+		if (fi_trywait(r->fabric, fids, 2) != FI_SUCCESS)
+			continue;
+		pfd[0].events = pfd[1].events = POLLIN;
+		if (poll(pfd, 2, BENCH_WAIT_MS) == 0)
+			bench_die(BENCH_EXIT_FAIL, "raw: no connection event in %d s",
+				  BENCH_WAIT_MS / 1000);
+	}
+}
+
+/* An endpoint on the connection's domain, EQ and CQs, enabled.  (tcp
+ * 1.17 progresses a domain's connections through the first EQ one of its
+ * endpoints was bound to: a second EQ would never see an event.) */
+static struct fid_ep *setup_ep(struct raw_conn *r, struct fi_info *info)
+{
+	struct fid_ep *ep;
+
+	FI_CHECK(fi_endpoint(r->domain, info, &ep, NULL));
+	FI_CHECK(fi_ep_bind(ep, &r->eq->fid, 0));
+	FI_CHECK(fi_ep_bind(ep, &r->txcq->fid, FI_TRANSMIT));
+	FI_CHECK(fi_ep_bind(ep, &r->rxcq->fid, FI_RECV));
+	FI_CHECK(fi_enable(ep));
+	return ep;
+}
+
+static void raw_setup(struct bench_conn *c, int client, size_t pdata)
+{
+	struct raw_conn *r = rc_of(c);
+	_Alignas(8) uint8_t buf[RAW_CM_BUF];
+	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
+	struct fi_info *info;
+	struct fid_ep *ep;
+	size_t n;
+
+	if (pdata > RAW_CM_BUF - sizeof(*ent))
+		bench_die(BENCH_EXIT_FAIL, "raw: %zu bytes of private data (at most %zu)",
+			  pdata, RAW_CM_BUF - sizeof(*ent));
+	/* The pattern's connection is idle: every event on the EQ is about
+	 * the setup's endpoints.  The client has one at a time. */
+	if (client) {
+		ep = setup_ep(r, r->info);
+		FI_CHECK(fi_connect(ep, r->info->dest_addr, (void *)c->tx, pdata));
+		eq_expect(r->eq, FI_CONNECTED, buf, &n);
+		if (n < sizeof(*ent) + pdata)
+			bench_die(BENCH_EXIT_FAIL, "raw: setup: the accept carries %zu bytes",
+				  n - sizeof(*ent));
+		fi_shutdown(ep, 0);
+		fi_close(&ep->fid);
+		return;
+	}
+	/* The server.  The client, done once it saw FI_CONNECTED, may ask
+	 * for the next connection before our FI_SHUTDOWN is there: that
+	 * CONNREQ waits for the next call. */
+	if (r->connreq_len) {
+		n = r->connreq_len;
+		memcpy(buf, r->connreq, n);
+		r->connreq_len = 0;
+	} else {
+		eq_expect(r->eq, FI_CONNREQ, buf, &n);
+	}
+	if (n < sizeof(*ent) + pdata)
+		bench_die(BENCH_EXIT_FAIL, "raw: setup: the request carries %zu bytes",
+			  n - sizeof(*ent));
+	info = ent->info;
+	ep = setup_ep(r, info);
+	FI_CHECK(fi_accept(ep, (void *)c->tx, pdata));
+	for (;;) {
+		uint32_t ev = setup_event(r, buf, &n);
+
+		if (ev == FI_CONNREQ && !r->connreq_len) {
+			memcpy(r->connreq, buf, n);
+			r->connreq_len = n;
+			continue;
+		}
+		if (ev == FI_CONNECTED && ent->fid == &ep->fid)
+			continue;
+		if (ev == FI_SHUTDOWN && ent->fid == &ep->fid)
+			break;
+		bench_die(BENCH_EXIT_FAIL, "raw: setup: unexpected connection event %u", ev);
+	}
+	fi_close(&ep->fid);
+	fi_freeinfo(info);
+}
+
 static int raw_close(struct bench_conn *c, int client)
 {
 	struct raw_conn *r = rc_of(c);
@@ -464,6 +597,11 @@ static int raw_close(struct bench_conn *c, int client)
 	fi_close(&r->txcq->fid);
 	fi_close(&r->mr->fid);
 	fi_close(&r->domain->fid);
+	if (r->pep) {
+		fi_close(&r->pep->fid);
+		fi_freeinfo(r->pep_info);
+	}
+
 	if (r->own_eq)
 		fi_close(&r->eq->fid);
 	if (r->own_fabric)
@@ -483,5 +621,6 @@ static const struct bench_ops raw_ops = {
 	.get_rx = raw_get_rx,
 	.mem_wait_begin = raw_mem_wait_begin,
 	.mem_wait_end = raw_mem_wait_end,
+	.setup = raw_setup,
 	.close = raw_close,
 };

@@ -1,14 +1,25 @@
 #!/bin/sh
-# Runs bench/dat_bench (libdat over ofi-tcp against raw libfabric tcp) from
-# the top build directory and prints its table:
+# Runs bench/dat_bench from the top build directory.
 #
-#	cd <build dir> && sh <srcdir>/bench/run-bench.sh [dat_bench options]
+#	cd <build dir> && sh <srcdir>/bench/run-bench.sh
+#	cd <build dir> && sh <srcdir>/bench/run-bench.sh --targets [dat_bench options]
+#	cd <build dir> && sh <srcdir>/bench/run-bench.sh dat_bench options...
+#
+# With no arguments, or with --targets first, it measures the targets
+# (bench/README.md): 8-byte Send and RDMA Write ping-pongs and 1 MiB Send
+# and RDMA Write streams, busy-polled, and connection setup, each on DAT
+# over tcp (when dat.conf has a tcp line), on plain kernel TCP sockets, on
+# DAT over ofi-tcp and on raw libfabric tcp, all in one dat_bench run, and
+# prints them as one table with the ratios tcp/socket, ofi-tcp/raw and
+# tcp/ofi-tcp.  Options after --targets go to dat_bench after the
+# targets' own (-r 3, -n 500, ...).  Any other arguments run dat_bench
+# with just those and print its own table, as before the targets existed.
 #
 # DAT_OVERRIDE points at the build tree's dat.conf, so the freshly built
-# libdaplofi is used.  With two or more CPUs allowed, the server and the
+# providers are used.  With two or more CPUs allowed, the server and the
 # client are pinned to two different ones (dat_bench -c, which does what
-# taskset does, in each of the two processes it forks).  The whole run is
-# bounded by timeout(1): BENCH_TIMEOUT seconds (default 240).
+# taskset does, in each of the two processes it forks).  Each dat_bench
+# run is bounded by timeout(1): BENCH_TIMEOUT seconds (default 240).
 # Not part of make check: a benchmark is not a test.
 set -u
 
@@ -24,6 +35,14 @@ if [ ! -f "$top/dat.conf" ]; then
 fi
 DAT_OVERRIDE="$top/dat.conf"
 export DAT_OVERRIDE
+
+targets=0
+if [ $# -eq 0 ]; then
+	targets=1
+elif [ "$1" = "--targets" ]; then
+	targets=1
+	shift
+fi
 
 # The CPUs this shell may use, as a list: "0-1,4" -> "0 1 4".
 allowed=""
@@ -62,13 +81,116 @@ done
 shift
 
 limit=${BENCH_TIMEOUT:-240}
-# shellcheck disable=SC2086 # $pin is empty or two words
-timeout --kill-after=10 "$limit" "$prog" $pin "$@"
-rc=$?
-case $rc in
-0) ;;
-124|137) echo "run-bench.sh: dat_bench did not finish within $limit s" >&2 ;;
-3) echo "run-bench.sh: the DAT side is not implemented in this libdat (exit 3)" >&2 ;;
-*) echo "run-bench.sh: dat_bench failed (exit $rc)" >&2 ;;
-esac
-exit $rc
+
+# dat_bench with the pinning and the time limit; says why it failed.
+bench() {
+	# shellcheck disable=SC2086 # $pin is empty or two words
+	timeout --kill-after=10 "$limit" "$prog" $pin "$@"
+	rc=$?
+	case $rc in
+	0) ;;
+	124|137) echo "run-bench.sh: dat_bench did not finish within $limit s" >&2 ;;
+	3) echo "run-bench.sh: the DAT side is not implemented in this libdat (exit 3)" >&2 ;;
+	*) echo "run-bench.sh: dat_bench failed (exit $rc)" >&2 ;;
+	esac
+	return $rc
+}
+
+if [ "$targets" -eq 0 ]; then
+	bench "$@"
+	exit $?
+fi
+
+# ---- the targets ------------------------------------------------------------
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-bench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# -n 2000: a 1 MiB stream moves 2 GiB per run; the whole run takes about
+# 30 s on an idle 2-CPU machine
+pats="sendrecv@8,write@8,send_bw@1m,write_bw@1m,connect"
+tcp_note=""
+if grep -Eq '^[[:space:]]*tcp[[:space:]]' "$DAT_OVERRIDE"; then
+	bench -t dat,raw,sock -m poll -n 2000 -p "$pats" -i ofi-tcp,tcp "$@" \
+		>"$tmp/out" 2>&1
+	rc=$?
+	cat "$tmp/out"
+	if [ "$rc" -ne 0 ]; then
+		tcp_note="n/a (the run with tcp failed, exit $rc, above; measured again without it)"
+		echo "run-bench.sh: measuring again without tcp" >&2
+	fi
+else
+	tcp_note="n/a (no tcp entry in dat.conf)"
+fi
+if [ -n "$tcp_note" ]; then
+	bench -t dat,raw,sock -m poll -n 2000 -p "$pats" -i ofi-tcp "$@" >"$tmp/out" 2>&1
+	rc=$?
+	cat "$tmp/out"
+	[ "$rc" -eq 0 ] || exit $rc
+fi
+
+# "bench: pattern=P wait=W size=S dat_X=v [dat2_X=v] raw_X=v sock_X=v ratio=r"
+# (dat = ofi-tcp, dat2 = tcp) -> the targets table
+grep '^bench: ' "$tmp/out" | awk -v tcp_note="$tcp_note" '
+function val(v, bw) {
+	if (v == "" || v == "-")
+		return "-"
+	return bw ? sprintf("%.3f GB/s", v) : sprintf("%.2f us", v)
+}
+function ratio(a, b) {
+	if (a == "" || a == "-" || b == "" || b == "-" || b + 0 == 0)
+		return "-"
+	return sprintf("%.2f", a / b)
+}
+{
+	delete f
+	for (i = 2; i <= NF; i++) {
+		split($i, kv, "=")
+		f[kv[1]] = kv[2]
+	}
+	unit = ("dat_gbps" in f) ? "gbps" : "us"
+	key = f["pattern"] " " f["wait"]
+	if (f["pattern"] != "connect")
+		key = key " " f["size"]
+	else
+		pdata = f["size"]
+	tcp[key] = f["dat2_" unit]
+	ofi[key] = f["dat_" unit]
+	raw[key] = f["raw_" unit]
+	sock[key] = f["sock_" unit]
+}
+END {
+	n = split("sendrecv poll 8|write poll 8|send_bw poll 1048576|" \
+		  "write_bw poll 1048576|connect block", keys, "|")
+	split("8 B Send ping-pong, polling|8 B RDMA Write ping-pong, polling|" \
+	      "1 MiB Send stream, polling|1 MiB RDMA Write stream, polling|" \
+	      "connection setup", names, "|")
+	# sockets have no RDMA Write: the same bytes by send/recv stand in
+	sub_sock["write poll 8"] = "sendrecv poll 8"
+	sub_sock["write_bw poll 1048576"] = "send_bw poll 1048576"
+	if (pdata != "")
+		names[5] = names[5] " (" pdata " B pd)"
+	printf "\n%-35s %12s %12s %12s %13s %11s %12s %12s\n", "target", "DAT tcp",
+	       "socket", "DAT ofi-tcp", "raw libfabric", "tcp/socket", "ofi-tcp/raw",
+	       "tcp/ofi-tcp"
+	for (k = 1; k <= n; k++) {
+		key = keys[k]
+		bw = key ~ /_bw/
+		t = tcp_note != "" ? "n/a" : tcp[key]
+		s = sock[key]
+		mark = ""
+		if (key in sub_sock) {
+			s = sock[sub_sock[key]]
+			mark = "*"
+		}
+		printf "%-35s %12s %12s %12s %13s %11s %12s %12s\n", names[k],
+		       t == "n/a" ? t : val(t, bw), val(s, bw) mark, val(ofi[key], bw),
+		       val(raw[key], bw), t == "n/a" ? t : ratio(t, s),
+		       ratio(ofi[key], raw[key]), t == "n/a" ? t : ratio(t, ofi[key])
+	}
+	print ""
+	print "* socket: the send/recv figure of the same size (sockets have no RDMA Write)"
+	print "latency (us): a ratio above 1 is slower; bandwidth (GB/s): below 1 is slower"
+	if (tcp_note != "")
+		print "DAT tcp: " tcp_note
+}'

@@ -5,9 +5,10 @@
 # the project's runner (test/vm/datvm; the build directory is shared
 # read-write) with Soft-RoCE rxe0 (netdev datrxe0, 10.77.0.1) and
 # soft-iWARP siw0 (netdev datsiw0, 10.77.1.1), writes the guest's
-# dat.conf (test/check-verbs/dat.conf) and runs, on each device, the verbs
-# transport test, the API suites and dapltest's regression over an
-# OpenFabrics-style line naming our library.  Logs: test/check-verbs/.
+# dat.conf (test/check-verbs/dat.conf) and runs, on each device, the
+# transport conformance suite on verbs (test_transport_verbs), the API
+# suites and dapltest's regression over an OpenFabrics-style line naming
+# our library.  Logs: test/check-verbs/.
 #
 # Exit status: 0 all passed, 1 a test failed (or the guest timed out), 77
 # no guest could be started here (that is a skip, not a pass; it leaves
@@ -22,7 +23,7 @@
 # CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe).
 set -u
 
-tests_default="test/unit/test_verbs_transport test/api/test_conn
+tests_default="test/unit/test_transport_verbs test/api/test_conn
 	test/api/test_objects test/api/test_dto test/api/test_mem
 	test/api/test_compat test/api/test_order"
 devices=${CHECK_VERBS_DEVICES:-rxe}

@@ -431,7 +431,8 @@ int tcp_mw_bind(struct dapl_tep *ep, struct dapl_tmw *mw, struct dapl_tmr *mr,
 		uint64_t context, unsigned flags, uint32_t *rkey);
 int tcp_mw_free(struct dapl_tmw *mw);
 /* With dev->stag_lock read-held: is [to, to+len) of stag open to pd with
- * access?  0, or the Terminate code that says why not. */
+ * access?  0, or TCP_STAG_BAD | the Terminate code that says why not. */
+#define TCP_STAG_BAD 0x100
 int tcp_stag_check(struct dapl_tdev *dev, uint32_t stag, struct dapl_tpd *pd,
 		   uint64_t to, uint64_t len, unsigned access);
 /* A fresh unpredictable non-zero 32-bit value not in the table. */

@@ -748,8 +748,8 @@ static bool begin_fpdu(struct dapl_tep *ep)
 	ep->data_len = ep->ulpdu_len - hl;
 	ep->data_done = 0;
 	ep->dst = DST_NONE;
-	TCP_TRACE(ep, "rx %s op %u%s len %u state %d", tagged ? "T" : "U", op,
-		  last ? " L" : "", ep->data_len, ep->state);
+	TCP_TRACE(ep, "rx %s op %u%s len %u state %d stag/qn %08x", tagged ? "T" : "U",
+		  op, last ? " L" : "", ep->data_len, ep->state, get32(h + 4 + (tagged ? 0 : 4)));
 
 	if (ep->state == TCP_EP_ACCEPTING) {
 		/* the first FPDU must be the RTR we agreed on */
@@ -786,7 +786,7 @@ static bool begin_fpdu(struct dapl_tep *ep)
 			pthread_rwlock_unlock(&ep->dev->stag_lock);
 			if (bad) {
 				reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_PROT,
-					    (unsigned)bad);
+					    (unsigned)bad & 0xff);
 				return false;
 			}
 			ep->dst = DST_MEM;
@@ -960,7 +960,7 @@ static bool begin_fpdu(struct dapl_tep *ep)
 				pthread_rwlock_unlock(&ep->dev->stag_lock);
 				if (bad) {
 					reject_fpdu(ep, TERM_RDMAP,
-						    TERM_RDMAP_PROT, (unsigned)bad);
+						    TERM_RDMAP_PROT, (unsigned)bad & 0xff);
 					return false;
 				}
 			}
@@ -1012,7 +1012,7 @@ static bool place(struct dapl_tep *ep, const uint8_t *src, uint32_t n)
 		if (bad) {
 			/* deregistered while its data was arriving */
 			tcp_ep_terminate(ep, TERM_RDMAP, TERM_RDMAP_PROT,
-					 (unsigned)bad, NULL, 0);
+					 (unsigned)bad & 0xff, NULL, 0);
 			return false;
 		}
 		break;
@@ -1060,7 +1060,7 @@ static ssize_t place_direct(struct dapl_tep *ep)
 		pthread_rwlock_unlock(&ep->dev->stag_lock);
 		if (bad) {
 			tcp_ep_terminate(ep, TERM_RDMAP, TERM_RDMAP_PROT,
-					 (unsigned)bad, NULL, 0);
+					 (unsigned)bad & 0xff, NULL, 0);
 			return -1;
 		}
 		break;

@@ -192,16 +192,17 @@ int tcp_stag_check(struct dapl_tdev *dev, uint32_t stag, struct dapl_tpd *pd,
 {
 	struct dapl_tmr *m = stag_find(dev, stag);
 
+	/* (TERM_CODE_INVALID_STAG is 0: every refusal carries TCP_STAG_BAD) */
 	if (!m)
-		return TERM_CODE_INVALID_STAG;
+		return TCP_STAG_BAD | TERM_CODE_INVALID_STAG;
 	if (m->pd != pd)
-		return TERM_CODE_STAG_STREAM;
+		return TCP_STAG_BAD | TERM_CODE_STAG_STREAM;
 	if ((m->access & access) != access)
-		return TERM_CODE_ACCESS;
+		return TCP_STAG_BAD | TERM_CODE_ACCESS;
 	/* to + len must not wrap, and [to, to + len) must sit inside */
 	if (to + len < to)
-		return TERM_CODE_TO_WRAP;
+		return TCP_STAG_BAD | TERM_CODE_TO_WRAP;
 	if (to < m->addr || to - m->addr > m->len || len > m->len - (to - m->addr))
-		return TERM_CODE_BOUNDS;
+		return TCP_STAG_BAD | TERM_CODE_BOUNDS;
 	return 0;
 }

@@ -177,6 +177,7 @@ struct dapl_tep {
 	bool term_queued, term_sent;
 	bool ack_owed;              /* placed count changed since we last told */
 	uint8_t ack_age;            /* drives since it became owed */
+	bool ack_ticked;            /* a tick saw it owed: the next one sends it */
 	bool force_ack;             /* send a bare ack even without traffic */
 	atomic_uint drives;         /* consumer drives, for the progress thread */
 	uint32_t drives_seen;       /* progress thread's copy */
@@ -305,7 +306,7 @@ struct dapl_tdev {
 	int epfd;                       /* the progress fd */
 	int notify_fd;                  /* eventfd: an event is queued */
 	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */
-	bool timer_on;
+	atomic_bool timer_on;
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;
 	struct dapl_tep *eps;

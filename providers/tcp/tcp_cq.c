@@ -67,35 +67,48 @@ int tcp_cq_wait_fd(struct dapl_tcq *cq)
 	return cq->epfd;
 }
 
-/* ep->lock of each attached endpoint may be held: flush acks owed, since
- * the consumer is about to sleep and will not post the reply that would
- * have carried them. */
+/* Takes a reference on up to max endpoints of the CQ from *at on. */
+static int snapshot(struct dapl_tcq *cq, struct dapl_tep **eps, int max, int *at)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	while (*at < cq->neps && n < max) {
+		eps[n] = cq->eps[(*at)++];
+		atomic_fetch_add(&eps[n]->refs, 1);
+		n++;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return n;
+}
+
+/* The consumer is about to sleep: it will not post the reply that would
+ * have carried the acks its endpoints owe, so they go now. */
 int tcp_cq_arm(struct dapl_tcq *cq, int solicited_only)
 {
-	struct dapl_tep *eps[16];
-	int n, i;
+	struct dapl_tep *eps[64];
+	int n, i, at = 0;
 
 	(void)solicited_only;
 	pthread_mutex_lock(&cq->lock);
 	cq->armed = true;
-	n = cq->neps < 16 ? cq->neps : 16;
-	for (i = 0; i < n; i++) {
-		eps[i] = cq->eps[i];
-		atomic_fetch_add(&eps[i]->refs, 1);
-	}
 	pthread_mutex_unlock(&cq->lock);
-	for (i = 0; i < n; i++) {
-		struct dapl_tep *ep = eps[i];
+	while ((n = snapshot(cq, eps, 64, &at)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct dapl_tep *ep = eps[i];
 
-		atomic_fetch_add_explicit(&ep->drives, 1, memory_order_relaxed);
-		if (ep->ack_owed && pthread_mutex_trylock(&ep->lock) == 0) {
-			if (ep->ack_owed && ep->state == TCP_EP_CONNECTED) {
-				ep->force_ack = true;
-				tcp_ep_flush(ep);
+			atomic_fetch_add_explicit(&ep->drives, 1,
+						  memory_order_relaxed);
+			if (ep->ack_owed) {
+				pthread_mutex_lock(&ep->lock);
+				if (ep->ack_owed && ep->state == TCP_EP_CONNECTED) {
+					ep->force_ack = true;
+					tcp_ep_flush(ep);
+				}
+				pthread_mutex_unlock(&ep->lock);
 			}
-			pthread_mutex_unlock(&ep->lock);
+			atomic_fetch_sub(&ep->refs, 1);
 		}
-		atomic_fetch_sub(&ep->refs, 1);
 	}
 	return 0;
 }
@@ -236,33 +249,24 @@ void tcp_cq_unwatch(struct dapl_tcq *cq, int fd)
 	(void)epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-#define DRIVE_MAX 64
-
 int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 {
-	struct dapl_tep *eps[DRIVE_MAX];
-	int n = 0, i, got = 0;
+	struct dapl_tep *eps[64];
+	int n, i, got = 0, at = 0;
 
-	pthread_mutex_lock(&cq->lock);
-	for (i = 0; i < cq->neps && n < DRIVE_MAX; i++) {
-		struct dapl_tep *ep = cq->eps[i];
+	while ((n = snapshot(cq, eps, 64, &at)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct dapl_tep *ep = eps[i];
 
-		if (ep->state == TCP_EP_IDLE)
-			continue;
-		eps[n++] = ep;
-		atomic_fetch_add(&ep->refs, 1);
-	}
-	pthread_mutex_unlock(&cq->lock);
-
-	for (i = 0; i < n; i++) {
-		struct dapl_tep *ep = eps[i];
-
-		atomic_fetch_add_explicit(&ep->drives, 1, memory_order_relaxed);
-		if (pthread_mutex_trylock(&ep->lock) == 0) {
-			tcp_ep_drive(ep);
-			pthread_mutex_unlock(&ep->lock);
+			atomic_fetch_add_explicit(&ep->drives, 1,
+						  memory_order_relaxed);
+			/* someone else driving it is as good */
+			if (pthread_mutex_trylock(&ep->lock) == 0) {
+				tcp_ep_drive(ep);
+				pthread_mutex_unlock(&ep->lock);
+			}
+			atomic_fetch_sub(&ep->refs, 1);
 		}
-		atomic_fetch_sub(&ep->refs, 1);
 	}
 
 	pthread_mutex_lock(&cq->lock);

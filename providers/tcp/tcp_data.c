@@ -272,6 +272,7 @@ static void batch_add(struct dapl_tep *ep, int slot, size_t hlen,
 		ep->ack_owed = false;
 		ep->force_ack = false;
 		ep->ack_age = 0;
+		ep->ack_ticked = false;
 	}
 }
 
@@ -624,6 +625,9 @@ static void update_placed(struct dapl_tep *ep)
 		ep->rx_placed = placed;
 		ep->ack_owed = true;
 		ep->ack_age = 0;
+		ep->ack_ticked = false;
+		/* the timer sends it if no reply and no drive does */
+		tcp_dev_need_tick(ep->dev);
 	}
 }
 
@@ -1208,6 +1212,12 @@ static void adopt_partial(struct dapl_tep *ep)
 /* Reads and places what arrived.  false when the connection ended. */
 static bool rx_drive(struct dapl_tep *ep)
 {
+	/* receives posted since: Sends held for them are placed first */
+	if (ep->unexp_head && !ep->stalled) {
+		match_unexpected(ep);
+		if (ep->state != TCP_EP_CONNECTED)
+			return false;
+	}
 	if (ep->stalled) {
 		match_unexpected(ep);
 		adopt_partial(ep);

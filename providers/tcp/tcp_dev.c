@@ -353,7 +353,7 @@ static void timer_set(struct dapl_tdev *dev, bool on)
 {
 	struct itimerspec its;
 
-	if (dev->timer_on == on)
+	if (atomic_load(&dev->timer_on) == on)
 		return;
 	memset(&its, 0, sizeof(its));
 	if (on) {
@@ -361,11 +361,13 @@ static void timer_set(struct dapl_tdev *dev, bool on)
 		its.it_interval.tv_nsec = TCP_TICK_NS;
 	}
 	timerfd_settime(dev->timer_fd, 0, &its, NULL);
-	dev->timer_on = on;
+	atomic_store(&dev->timer_on, on);
 }
 
 void tcp_dev_need_tick(struct dapl_tdev *dev)
 {
+	if (atomic_load_explicit(&dev->timer_on, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&dev->lock);
 	timer_set(dev, true);
 	pthread_mutex_unlock(&dev->lock);
@@ -711,6 +713,7 @@ static void ep_service(struct dapl_tep *ep)
 			/* a consumer drives it: stop waking for it */
 			ep->drives_seen = d;
 			if (!ep->excluded) {
+				TCP_TRACE(ep, "excluded (a consumer drives it)");
 				ep->excluded = true;
 				tcp_dev_unwatch(ep);
 				pthread_mutex_lock(&ep->dev->lock);
@@ -753,10 +756,13 @@ static void tick(struct dapl_tdev *dev)
 		}
 	}
 	for (ep = dev->eps; ep; ep = ep->next) {
+		/* (ack_owed is read unlocked: a hint, rechecked under ep->lock) */
 		if (ep->excluded || ep->state == TCP_EP_ACCEPTING ||
-		    ep->state == TCP_EP_MPA_REQ || ep->state == TCP_EP_CONNECTING)
+		    ep->state == TCP_EP_MPA_REQ || ep->state == TCP_EP_CONNECTING ||
+		    ep->ack_owed)
 			need = true;
-		if ((ep->excluded || ep->state == TCP_EP_ACCEPTING) && n < 64) {
+		if ((ep->excluded || ep->state == TCP_EP_ACCEPTING ||
+		     ep->ack_owed) && n < 64) {
 			atomic_fetch_add(&ep->refs, 1);
 			eps[n++] = ep;
 		}
@@ -775,6 +781,7 @@ static void tick(struct dapl_tdev *dev)
 				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ETIMEDOUT);
 			} else if (ep->excluded && d == ep->drives_seen) {
 				/* nobody drove it for a tick: ours again */
+				TCP_TRACE(ep, "watched again (ack owed %d)", ep->ack_owed);
 				ep->excluded = false;
 				tcp_dev_watch(ep);
 				tcp_ep_drive(ep);
@@ -782,8 +789,17 @@ static void tick(struct dapl_tdev *dev)
 					ep->force_ack = true;
 					tcp_ep_flush(ep);
 				}
-			} else {
+			} else if (ep->excluded) {
 				ep->drives_seen = d;
+			}
+			/* an ack owed for a whole tick: nobody is replying */
+			if (ep->state == TCP_EP_CONNECTED && ep->ack_owed) {
+				if (ep->ack_ticked) {
+					ep->force_ack = true;
+					tcp_ep_flush(ep);
+				} else {
+					ep->ack_ticked = true;
+				}
 			}
 			pthread_mutex_unlock(&ep->lock);
 		}

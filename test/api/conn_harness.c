@@ -43,6 +43,11 @@ int hx_is_ofi_tcp(void)
 	return strcmp(hx_ia_name(), "ofi-tcp") == 0;
 }
 
+int hx_is_native_tcp(void)
+{
+	return strcmp(hx_ia_name(), "tcp") == 0;
+}
+
 /* ---- failures ------------------------------------------------------- */
 
 /* Set in a peer process: failures go to the test process over the pipe. */

@@ -46,6 +46,8 @@ void hx_setup(void);
 const char *hx_ia_name(void);
 /* Nonzero when the IA under test is ofi-tcp (its documented limits). */
 int hx_is_ofi_tcp(void);
+/* The native TCP (iWARP) provider: "tcp". */
+int hx_is_native_tcp(void);
 
 /* ---- failures ------------------------------------------------------- */
 

@@ -140,7 +140,9 @@ START_TEST(ia_open_without_device_is_not_found)
 {
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
 	char lib[768], conf[4200], dir[] = "/tmp/dat-nodev.XXXXXX";
-	int verbs = strstr(hx_ia_name(), "verbs") || strstr(hx_ia_name(), "cma");
+	/* verbs and the native tcp provider take "<netdev or address> <port>" */
+	int verbs = strstr(hx_ia_name(), "verbs") || strstr(hx_ia_name(), "cma") ||
+		    hx_is_native_tcp();
 	DAT_IA_HANDLE ia;
 	FILE *f;
 
@@ -199,6 +201,11 @@ START_TEST(ia_open_query_close)
 	if (hx_is_ofi_tcp()) {
 		ck_assert_int_eq(ia.max_rdma_read_per_ep_in, 128);
 		ck_assert_int_eq(ia.max_iov_segments_per_dto, 4);
+		ck_assert_int_eq(pa.max_private_data_size, 246);
+	}
+	if (hx_is_native_tcp()) {
+		ck_assert_int_eq(ia.max_rdma_read_per_ep_in, 128);
+		ck_assert_int_eq(ia.max_iov_segments_per_dto, 8);
 		ck_assert_int_eq(pa.max_private_data_size, 246);
 	}
 	/* fields outside the masks are not touched */
@@ -270,8 +277,8 @@ START_TEST(out_of_descriptors_is_an_error)
 			      rc != DAT_ERROR(DAT_CONN_QUAL_IN_USE, 0),
 			      "dat_psp_create_any with no descriptor left: %s (%#x)",
 			      hx_rc_str(rc), (unsigned)rc);
-	if (hx_is_ofi_tcp())
-		ck_assert_msg(rc != DAT_SUCCESS, "ofi-tcp listened without a descriptor");
+	if (hx_is_ofi_tcp() || hx_is_native_tcp())
+		ck_assert_msg(rc != DAT_SUCCESS, "%s listened without a descriptor", hx_ia_name());
 	fds_restore(&old, held, n);
 	/* and everything works again */
 	HX_OK(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd));
@@ -1972,7 +1979,7 @@ START_TEST(unreachable_without_route)
 	/* An IA on an RDMA device needs its netdev, which a new namespace
 	 * lacks: it stays in this one, where TEST-NET-1 has no route either
 	 * on datvm's guest (test/vm) (check-verbs). */
-	if (hx_is_ofi_tcp() && !private_netns_with_loopback()) {
+	if ((hx_is_ofi_tcp() || hx_is_native_tcp()) && !private_netns_with_loopback()) {
 		/* Needs CAP_SYS_ADMIN (CI runs as root); say so loudly. */
 		fprintf(stderr, "unreachable_without_route: no network namespace (not root?); not run\n");
 		return;

@@ -24,7 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_NRECV 4            /* receives each side keeps posted */
+#define BENCH_NRECV 8            /* receives each side keeps posted: the
+				  * Send stream's credits, 8 MiB in flight at 1 MiB */
 #define BENCH_WAIT_MS 20000      /* a blocking wait this long is a hang */
 #define BENCH_EXIT_FAIL 1
 #define BENCH_EXIT_NOTIMPL 3

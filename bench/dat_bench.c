@@ -94,7 +94,7 @@ static const char *const kind_name[NKIND] = { "dat", "raw", "sock" };
 struct stack {
 	enum stack_kind kind;
 	const char *ia;         /* K_DAT */
-	char key[8];            /* in the bench: lines: dat, dat2, dat3, raw, sock */
+	char key[16];           /* in the bench: lines: dat, dat2, dat3, raw, sock */
 	char label[40];         /* column header and messages */
 };
 
@@ -143,6 +143,9 @@ static struct {
 
 const char *bench_role = "main";
 static const char *current_test = "setup";
+static char stage[64];          /* current_test while a stack is set up */
+
+static void stage_of(const char *what, int k);
 
 /* ---- common helpers --------------------------------------------------------- */
 
@@ -151,7 +154,8 @@ void bench_die(int status, const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	fprintf(stderr, "dat_bench: %s: ", bench_role);
+	/* with the stack and measurement: several DAT IAs say "DAT" alike */
+	fprintf(stderr, "dat_bench: %s: [%s] ", bench_role, current_test);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -1164,6 +1168,7 @@ static int server_main(int pipe_fd)
 		unsigned long long num = 0;
 		uint16_t port = 0;
 
+		stage_of("opening", k);
 		switch (stacks[k].kind) {
 		case K_DAT: {
 			struct dat_conn *d = dat_open(&conn[k], max_size(), &stacks[k]);
@@ -1191,9 +1196,9 @@ static int server_main(int pipe_fd)
 	write_all(pipe_fd, line);
 	close(pipe_fd);
 
-	current_test = "connecting";
 	alarm(STUCK_S);
 	for (k = 0; k < nstacks; k++) {
+		stage_of("connecting", k);
 		switch (stacks[k].kind) {
 		case K_DAT:
 			dat_server_accept(&conn[k]);
@@ -1213,14 +1218,23 @@ static int server_main(int pipe_fd)
 
 	run_all(conns, 0);
 
-	current_test = "teardown";
 	alarm(STUCK_S);
 	for (k = 0; k < nstacks; k++) {
+		stage_of("closing", k);
 		exchange(conns[k], 0, 8, BENCH_POLL);   /* "done" */
 		if (conns[k]->ops->close(conns[k], 0))
 			bad = 1;
 	}
 	return bad ? BENCH_EXIT_FAIL : 0;
+}
+
+static void stage_of(const char *what, int k)
+{
+	if (stacks[k].kind == K_DAT)
+		snprintf(stage, sizeof(stage), "%s DAT %s", what, stacks[k].ia);
+	else
+		snprintf(stage, sizeof(stage), "%s %s", what, stacks[k].label);
+	current_test = stage;
 }
 
 static void fmt_val(char *buf, size_t len, double v, int bw)
@@ -1237,7 +1251,7 @@ static void fmt_val(char *buf, size_t len, double v, int bw)
  * every other IA against the first, every IA (or raw) against sockets. */
 struct ratio {
 	int num, den;
-	char label[48];
+	char label[96];         /* two stack labels and a slash */
 };
 
 static struct ratio ratios[2 * MAX_IAS + 1];
@@ -1407,8 +1421,10 @@ static int client_main(int pipe_fd)
 	alloc_arrays();
 	/* open the DAT side first: a libdat without LMRs says so here */
 	for (k = 0; k < nstacks; k++)
-		if (stacks[k].kind == K_DAT)
+		if (stacks[k].kind == K_DAT) {
+			stage_of("opening", k);
 			dat_open(&conn[k], max_size(), &stacks[k]);
+		}
 	while (got < sizeof(line) - 1 &&
 	       (n = read(pipe_fd, line + got, sizeof(line) - 1 - got)) > 0) {
 		got += (size_t)n;
@@ -1426,9 +1442,9 @@ static int client_main(int pipe_fd)
 		p = end;
 	}
 
-	current_test = "connecting";
 	alarm(STUCK_S);
 	for (k = 0; k < nstacks; k++) {
+		stage_of("connecting", k);
 		switch (stacks[k].kind) {
 		case K_DAT:
 			dat_client_connect(&conn[k], (DAT_CONN_QUAL)num[k]);
@@ -1454,9 +1470,9 @@ static int client_main(int pipe_fd)
 		       "work kept the machine >15%% busy; their values are less reliable\n",
 		       quiet_busy, quiet_count);
 
-	current_test = "teardown";
 	alarm(STUCK_S);
 	for (k = 0; k < nstacks; k++) {
+		stage_of("closing", k);
 		exchange(conns[k], 1, 8, BENCH_POLL);
 		if (conns[k]->ops->close(conns[k], 1))
 			bad = 1;

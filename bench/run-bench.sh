@@ -181,7 +181,8 @@ END {
 		mark = ""
 		if (key in sub_sock) {
 			s = sock[sub_sock[key]]
-			mark = "*"
+			if (s != "" && s != "-")
+				mark = "*"
 		}
 		printf "%-35s %12s %12s %12s %13s %11s %12s %12s\n", names[k],
 		       t == "n/a" ? t : val(t, bw), val(s, bw) mark, val(ofi[key], bw),

@@ -55,8 +55,11 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
-#define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this */
-#define TCP_PDATA_MAX (MPA_PD_MAX - MPA_V2_LEN - TCP_EXT_LEN)
+#define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this
+                                        (DAPL_TCP_HANDSHAKE_MS) */
+/* Private data we take from the core (what dev_query reports); a peer
+ * may send up to MPA_PD_MAX - MPA_V2_LEN. */
+#define TCP_PDATA_MAX 256
 
 /* ---- work requests ------------------------------------------------------- */
 
@@ -129,6 +132,7 @@ struct dapl_tep {
 	struct dapl_tcq *scq, *rcq;
 	struct dapl_tsrq *srq;
 	uint64_t owner;
+	uint32_t max_send_sge, max_recv_sge;
 	atomic_int refs;            /* drivers holding a pointer without the lock */
 	struct dapl_tep *next;      /* dev->eps (dev->lock) */
 	struct dapl_tep *cq_next_s, *cq_next_r;
@@ -157,6 +161,11 @@ struct dapl_tep {
 	uint16_t pend_len;
 	uint8_t pend_data[MPA_PD_MAX];
 	struct dapl_tep *pend_next;
+	/* a terminal event that came while ESTABLISHED was still queued */
+	bool term_waiting;
+	uint8_t term_type;
+	int term_status;
+	uint64_t rx_bytes;          /* bytes read from the socket, ever */
 
 	/* send side */
 	struct tcp_queue sq;
@@ -303,6 +312,7 @@ struct dapl_tdev {
 	uint64_t rng;                   /* xorshift state for STags (stag_lock) */
 	struct sockaddr_storage addr;
 	char name[64];
+	uint64_t handshake_ms;          /* DAPL_TCP_HANDSHAKE_MS or TCP_HANDSHAKE_MS */
 	int epfd;                       /* the progress fd */
 	int notify_fd;                  /* eventfd: an event is queued */
 	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */

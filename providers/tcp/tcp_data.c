@@ -536,6 +536,8 @@ static int post(struct dapl_tep *ep, struct tcp_queue *q,
 
 	if (total < 0)
 		return (int)total;
+	if ((uint32_t)nsge > (is_send ? ep->max_send_sge : ep->max_recv_sge))
+		return -EINVAL;
 	if (op != DAPL_TWC_RECV && op != DAPL_TWC_SEND && total &&
 	    raddr + (uint64_t)total < raddr)
 		return -EINVAL;     /* a remote range that wraps */
@@ -1100,6 +1102,7 @@ static ssize_t place_direct(struct dapl_tep *ep)
 		return -1;
 	}
 	ep->data_done += (uint32_t)n;
+	ep->rx_bytes += (uint64_t)n;
 	return n;
 }
 
@@ -1264,6 +1267,7 @@ static bool rx_drive(struct dapl_tep *ep)
 				return false;
 			}
 			ep->rbuf_wr = (uint32_t)r;
+			ep->rx_bytes += (uint64_t)r;
 			continue;
 		}
 		switch (ep->phase) {

@@ -216,6 +216,15 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		const char *t = getenv("DAPL_TCP_TRACE");
 
 		tcp_trace = t && *t && *t != '0';
+		t = getenv("DAPL_TCP_HANDSHAKE_MS");
+		dev->handshake_ms = TCP_HANDSHAKE_MS;
+		if (t && *t) {
+			char *end;
+			unsigned long v = strtoul(t, &end, 10);
+
+			if (!*end && v >= 1 && v <= 3600000)
+				dev->handshake_ms = v;
+		}
 	}
 	dev->epfd = dev->notify_fd = dev->timer_fd = -1;
 	err = parse_params(ia_params, &dev->addr, why, whylen);
@@ -287,9 +296,9 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->max_ord = TCP_READS_MAX;
 	/* MPA carries 500 bytes after RFC 6581's 4 and our 8; the core
 	 * keeps 256 (as much as ofi and InfiniBand's REP carry) */
-	a->max_pdata_connect = 256;
-	a->max_pdata_accept = 256;
-	a->max_pdata_reject = 256;
+	a->max_pdata_connect = TCP_PDATA_MAX;
+	a->max_pdata_accept = TCP_PDATA_MAX;
+	a->max_pdata_reject = TCP_PDATA_MAX;
 	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE;
 	return 0;
 }
@@ -400,8 +409,19 @@ void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 			 enum dapl_tcm_event_type type, int status,
 			 const void *pdata, size_t len)
 {
-	if (ep->pending || ep->terminal_sent)
+	if (ep->terminal_sent)
 		return;
+	if (ep->pending) {
+		/* ESTABLISHED not yet handed out: the end follows it */
+		if (type != DAPL_TCM_ESTABLISHED &&
+		    ep->pend_type == DAPL_TCM_ESTABLISHED) {
+			ep->terminal_sent = true;
+			ep->term_waiting = true;
+			ep->term_type = (uint8_t)type;
+			ep->term_status = status;
+		}
+		return;
+	}
 	if (type != DAPL_TCM_ESTABLISHED)
 		ep->terminal_sent = true;
 	if (len > sizeof(ep->pend_data))
@@ -425,6 +445,7 @@ void tcp_dev_drop_events(struct dapl_tdev *dev, struct dapl_tep *ep)
 {
 	struct dapl_tep **p, *prev = NULL;
 
+	ep->term_waiting = false;
 	if (!ep->pending)
 		return;
 	for (p = &dev->pend_head; *p; prev = *p, p = &(*p)->pend_next)
@@ -453,9 +474,10 @@ int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 	fd = socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* no SO_REUSEADDR: two listeners on one port must collide, and a
-	 * port in TIME_WAIT is simply busy (the core picks another) */
-	(void)one;
+	/* SO_REUSEADDR: connections a listener accepted (or their
+	 * TIME_WAIT) must not keep its port from a new listener; two
+	 * listening sockets on one port still collide (EADDRINUSE) */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&a, ss_len(&a)) || listen(fd, 1024)) {
 		err = -errno;
 		close(fd);
@@ -589,7 +611,7 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 		c->dev = dev;
 		c->listener = l;
 		c->peer = peer;
-		c->deadline_ms = tcp_now_ms() + TCP_HANDSHAKE_MS;
+		c->deadline_ms = tcp_now_ms() + dev->handshake_ms;
 		if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP,
 			      tagged(c, TAG_CONN))) {
 			tcp_conn_free(c);
@@ -708,20 +730,23 @@ static void ep_service(struct dapl_tep *ep)
 	unsigned d;
 
 	if (pthread_mutex_trylock(&ep->lock) == 0) {
-		d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
-		if (ep->state == TCP_EP_CONNECTED && d != ep->drives_seen) {
-			/* a consumer drives it: stop waking for it */
-			ep->drives_seen = d;
-			if (!ep->excluded) {
-				TCP_TRACE(ep, "excluded (a consumer drives it)");
-				ep->excluded = true;
-				tcp_dev_unwatch(ep);
-				pthread_mutex_lock(&ep->dev->lock);
-				timer_set(ep->dev, true);
-				pthread_mutex_unlock(&ep->dev->lock);
-			}
-		}
+		uint64_t before = ep->rx_bytes;
+
 		tcp_ep_drive(ep);
+		d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+		/* woken for nothing (a consumer got there first) while a
+		 * consumer drives it: stop waking for it.  A wakeup that
+		 * found data keeps it watched: nobody else is reading. */
+		if (ep->state == TCP_EP_CONNECTED && d != ep->drives_seen &&
+		    ep->rx_bytes == before && !ep->excluded) {
+			TCP_TRACE(ep, "excluded (a consumer drives it)");
+			ep->excluded = true;
+			tcp_dev_unwatch(ep);
+			pthread_mutex_lock(&ep->dev->lock);
+			timer_set(ep->dev, true);
+			pthread_mutex_unlock(&ep->dev->lock);
+		}
+		ep->drives_seen = d;
 		/* nobody else will carry what it owes */
 		if (ep->state == TCP_EP_CONNECTED && ep->ack_owed &&
 		    !ep->excluded) {
@@ -843,6 +868,20 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		memcpy(dev->ev_buf, ep->pend_data, ep->pend_len);
 		ev->pdata = dev->ev_buf;
 		ev->pdata_len = ep->pend_len;
+		if (ep->term_waiting) {
+			/* its end, next */
+			ep->term_waiting = false;
+			ep->pending = true;
+			ep->pend_type = ep->term_type;
+			ep->pend_status = ep->term_status;
+			ep->pend_len = 0;
+			ep->pend_next = NULL;
+			if (dev->pend_tail)
+				dev->pend_tail->pend_next = ep;
+			else
+				dev->pend_head = ep;
+			dev->pend_tail = ep;
+		}
 		return true;
 	}
 	if ((srq = dev->srq_pend_head)) {

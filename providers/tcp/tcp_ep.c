@@ -24,6 +24,7 @@
 #include "tcp.h"
 
 bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
+static void send_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
 
 static int queue_init(struct tcp_queue *q, uint32_t depth)
 {
@@ -69,6 +70,8 @@ int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
 	ep->rcq = rcq;
 	ep->srq = srq;
 	ep->owner = attr->owner;
+	ep->max_send_sge = attr->max_send_sge;
+	ep->max_recv_sge = attr->max_recv_sge;
 	ep->fd = -1;
 	ep->state = TCP_EP_IDLE;
 	tcp_ep_reset_streams(ep);
@@ -254,10 +257,14 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		((struct sockaddr_in6 *)&to)->sin6_port = htons(port);
 
 	pthread_mutex_lock(&ep->lock);
-	if (ep->state != TCP_EP_IDLE) {
+	if (ep->state != TCP_EP_IDLE && ep->state != TCP_EP_DOWN) {
 		pthread_mutex_unlock(&ep->lock);
 		return -EISCONN;
 	}
+	/* a new attempt on an endpoint whose last one ended */
+	pthread_mutex_lock(&ep->dev->lock);
+	tcp_dev_drop_events(ep->dev, ep);
+	pthread_mutex_unlock(&ep->dev->lock);
 	fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		err = -errno;
@@ -439,10 +446,14 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	size_t pd, off;
 	ssize_t n;
 
-	if (len > TCP_PDATA_MAX)
+	if (len > TCP_PDATA_MAX) {
+		/* refused, and the request ends as a reject without data */
+		if (tcp_conn_take(dev, conn))
+			send_reject(conn, NULL, 0);
 		return -EINVAL;
+	}
 	pthread_mutex_lock(&ep->lock);
-	if (ep->state != TCP_EP_IDLE) {
+	if (ep->state != TCP_EP_IDLE && ep->state != TCP_EP_DOWN) {
 		pthread_mutex_unlock(&ep->lock);
 		return -EISCONN;
 	}
@@ -498,7 +509,7 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	}
 	if (ep->rtr_pending) {
 		ep->state = TCP_EP_ACCEPTING;
-		ep->deadline_ms = tcp_now_ms() + TCP_HANDSHAKE_MS;
+		ep->deadline_ms = tcp_now_ms() + dev->handshake_ms;
 		tcp_dev_watch(ep);
 		tcp_dev_need_tick(dev);   /* the timer watches the deadline */
 	} else {
@@ -512,16 +523,12 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	return 0;
 }
 
-int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
+/* Ends a request with a reject; conn has been taken. */
+static void send_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
 {
-	struct dapl_tdev *dev = conn->dev;
 	uint8_t f[MPA_HDR_LEN + MPA_PD_MAX];
 	size_t off = MPA_HDR_LEN;
 
-	if (len > TCP_PDATA_MAX)
-		len = TCP_PDATA_MAX;
-	if (!tcp_conn_take(dev, conn))
-		return -ENOENT;
 	mpa_put_hdr(f, false, MPA_FLAG_REJECT |
 		    (conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1),
 		    (uint32_t)(len + (conn->v2 ? MPA_V2_LEN : 0)));
@@ -535,6 +542,18 @@ int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
 	if (send(conn->fd, f, off, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		off = 0;
 	tcp_conn_free(conn);
+}
+
+int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
+{
+	if (!tcp_conn_take(conn->dev, conn))
+		return -ENOENT;
+	/* too much data: refused, and the request still ends (without it) */
+	if (len > TCP_PDATA_MAX) {
+		send_reject(conn, NULL, 0);
+		return -EINVAL;
+	}
+	send_reject(conn, pdata, len);
 	return 0;
 }
 

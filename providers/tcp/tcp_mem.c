@@ -172,10 +172,12 @@ int tcp_mw_bind(struct dapl_tep *ep, struct dapl_tmw *mw, struct dapl_tmr *mr,
 	wc.owner = ep->owner;
 	wc.status = DAPL_TWC_SUCCESS;
 	wc.opcode = DAPL_TWC_BIND_MW;
-	(void)flags;   /* a bind completes at once: always reported */
-	pthread_mutex_lock(&ep->lock);
-	tcp_cq_push(ep->scq, &wc);
-	pthread_mutex_unlock(&ep->lock);
+	/* a bind completes at once; unsignalled, nothing to report */
+	if (flags & DAPL_TPOST_SIGNALED) {
+		pthread_mutex_lock(&ep->lock);
+		tcp_cq_push(ep->scq, &wc);
+		pthread_mutex_unlock(&ep->lock);
+	}
 	return 0;
 }
 

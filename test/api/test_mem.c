@@ -406,7 +406,7 @@ START_TEST(rmr_contexts_unpredictable)
 	DAT_RMR_CONTEXT key[NKEYS], lo = UINT32_MAX, hi = 0;
 	int i, j, close_pairs = 0;
 
-	if (!hx_is_ofi_tcp()) {
+	if (!hx_is_ofi_tcp() && !hx_is_native_tcp()) {
 		printf("rmr_contexts_unpredictable: not run, the device picks %s's keys\n",
 		       hx_ia_name());
 		hx_ia_close(&x);

@@ -347,8 +347,21 @@ static void side_make(struct side *s, uint32_t sdepth, uint32_t rdepth,
 static void side_free(struct side *s)
 {
 	if (s->ep) {
+		int i = 0;
+
 		pthread_mutex_lock(&h.lock);
 		ck_assert_int_eq(T->ep_destroy(s->ep), 0);
+		/* events already collected for it die with it: a new ep may
+		 * get its address (the core, too, drops events of a freed EP) */
+		while (i < h.nev) {
+			if (ev_is_for(&h.evs[i], s->ep)) {
+				memmove(&h.evs[i], &h.evs[i + 1],
+					(size_t)(h.nev - i - 1) * sizeof(h.evs[0]));
+				h.nev--;
+			} else {
+				i++;
+			}
+		}
 		pthread_mutex_unlock(&h.lock);
 		s->ep = NULL;
 	}

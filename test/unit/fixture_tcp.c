@@ -1,0 +1,56 @@
+/* The native TCP transport (providers/tcp) for the conformance suite
+ * (test_transport.c): both ends over 127.0.0.1.
+ *
+ * The suite runs in a network namespace of its own with only loopback
+ * (when it may make one: root), so that an address of no interface here
+ * is unreachable rather than answered by whatever the host's default
+ * route leads to (a sandbox's proxy accepts any TCP connection, which is
+ * a peer that is not iWARP, not an unreachable one). */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "test_transport.h"
+#include "tcp.h"
+
+static int tcp_setup(struct transport_fixture *f)
+{
+	struct ifreq ifr;
+	int fd, ok;
+
+	(void)f;
+	if (unshare(CLONE_NEWNET) != 0) {
+		fprintf(stderr, "test_transport_tcp: no network namespace of "
+			"its own (not root?): addresses are this host's\n");
+		return 0;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return 1;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	ok = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	ok = ok && ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
+	close(fd);
+	return ok ? 0 : 1;
+}
+
+struct transport_fixture fixture = {
+	.ops = &dapl_tcp_ops,
+	.name = "tcp",
+	.params = "127.0.0.1 0",
+	.addr = "127.0.0.1",
+	.netdev_params = "lo 0",
+	.caps = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE,
+	.progress_fds = 1,
+	.behaviour = TF_PROGRESS_SEES_DATA,
+	.setup = tcp_setup,
+};

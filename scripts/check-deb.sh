@@ -2,7 +2,7 @@
 # check-deb.sh [DEBDIR]: installs the packages scripts/deb.sh built
 # (dependencies from the archive), uses them from the installed files only
 # (no build tree, no DAT_OVERRIDE): datinfo, a dapltest server and client
-# over ofi-tcp, a consumer compiled with pkg-config; checks that Debian's
+# over tcp (and ofi-tcp opening), a consumer compiled with pkg-config; checks that Debian's
 # libdapl2 and its /etc/dat.conf live side by side with them; then purges
 # them (also when a step failed) and checks nothing of theirs is left.
 # Root only: exits 77 (skip) otherwise.
@@ -63,22 +63,24 @@ cd "$tmp" || exit 1
 rc=$?
 cat "$tmp/datinfo"
 step "datinfo exits 0" $rc
+/usr/bin/datinfo --brief 2>/dev/null | grep -q "^tcp	available	"
+step "datinfo: tcp (from /etc/libdat/dat.conf) opens" $?
 /usr/bin/datinfo --brief 2>/dev/null | grep -q "^ofi-tcp	available	"
 step "datinfo: ofi-tcp (from /etc/libdat/dat.conf) opens" $?
 /usr/bin/datinfo --brief 2>/dev/null | grep -q "	not-opened	u2.0"
 step "datinfo: libdapl2's u2.0 lines shown, not opened" $?
 
-echo "== dapltest server and client over ofi-tcp (installed)"
+echo "== dapltest server and client over tcp (installed, the default)"
 DAPLTEST=/usr/bin/dapltest
 export DAPLTEST
 . /usr/share/libdat/dapltest/dt-lib.sh
-if dt_start_server ofi-tcp "$tmp" 300; then
+if dt_start_server tcp "$tmp" 300; then
 	step "dapltest -T S (port $dt_port)" 0
-	timeout 300 "$DAPLTEST" -T T -s 127.0.0.1 -D ofi-tcp -n "$dt_port" \
+	timeout 300 "$DAPLTEST" -T T -s 127.0.0.1 -D tcp -n "$dt_port" \
 		-i 100 -t 2 -w 2 client SR 1024 server RW 1024 server RR 1024 \
 		client SR 1024 server SR 1024 -V
 	step "dapltest -T T (2 threads x 2 EPs, -V)" $?
-	timeout 60 "$DAPLTEST" -T Q -s 127.0.0.1 -D ofi-tcp -n "$dt_port"
+	timeout 60 "$DAPLTEST" -T Q -s 127.0.0.1 -D tcp -n "$dt_port"
 	step "dapltest -T Q" $?
 	dt_wait_server
 	step "dapltest server exit status 0" "$dt_server_rc"
@@ -95,13 +97,13 @@ int main(void)
 {
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
 	DAT_IA_HANDLE ia;
-	DAT_RETURN rc = dat_ia_open("ofi-tcp", 8, &async, &ia);
+	DAT_RETURN rc = dat_ia_open("tcp", 8, &async, &ia);
 
 	if (rc != DAT_SUCCESS) {
 		printf("dat_ia_open: 0x%08x\n", (unsigned)rc);
 		return 1;
 	}
-	printf("consumer: ofi-tcp opened\n");
+	printf("consumer: tcp opened\n");
 	return dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG) != DAT_SUCCESS;
 }
 C

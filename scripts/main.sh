@@ -1,7 +1,8 @@
 #!/bin/sh
 # The main job: builds what is missing, then, with the build tree's
 # generated dat.conf, lists its entries (datinfo: each opened, or shown as
-# unavailable here with the reason), and runs dapltest over ofi-tcp on
+# unavailable here with the reason), and runs dapltest over tcp (the
+# native iWARP-over-TCP provider, the default software path) on
 # 127.0.0.1: a server on a free port, one performance run (-T P) and OFA's
 # regression script (six transaction tests, then -T Q) against it.
 # Prints each step's PASS/FAIL and exits non-zero when one failed.  An
@@ -38,11 +39,11 @@ trap 'exit 1' INT TERM HUP
 echo "== dat.conf entries of the build tree (DAT_OVERRIDE=$DAT_OVERRIDE)"
 ./tools/datinfo
 step "datinfo" $?
-# One summary line per entry.  The job runs over ofi-tcp, so that one
+# One summary line per entry.  The job runs over tcp, so that one
 # must open; any other entry that cannot open here is shown, with why.
 if ./tools/datinfo --brief >"$tmp/brief" 2>"$tmp/brief.err"; then
 	while IFS='	' read -r name status detail; do
-		if [ "$name" = ofi-tcp ] && [ "$status" != available ]; then
+		if [ "$name" = tcp ] && [ "$status" != available ]; then
 			step "open $name" 1 "($detail)"
 		elif [ "$status" = available ]; then
 			line "open $name" "PASS"
@@ -50,25 +51,25 @@ if ./tools/datinfo --brief >"$tmp/brief" 2>"$tmp/brief.err"; then
 			line "open $name" "$status: $detail"
 		fi
 	done <"$tmp/brief"
-	grep -q '^ofi-tcp	' "$tmp/brief" || step "open ofi-tcp" 1 "(no such entry)"
+	grep -q '^tcp	' "$tmp/brief" || step "open tcp" 1 "(no such entry)"
 else
 	cat "$tmp/brief.err"
 	step "datinfo --brief" 1
 fi
 
-echo "== dapltest server over ofi-tcp (127.0.0.1)"
-if dt_start_server ofi-tcp "$tmp" 900; then
+echo "== dapltest server over tcp (127.0.0.1)"
+if dt_start_server tcp "$tmp" 900; then
 	step "dapltest -T S (port $dt_port)" 0
 	cat "$tmp/server.log"
 
 	echo "== dapltest -T P: RDMA Write, 2 x 4096 bytes, pipeline 16"
-	"$DAPLTEST" -T P -s 127.0.0.1 -D ofi-tcp -n "$dt_port" -i 2048 -p 16 \
+	"$DAPLTEST" -T P -s 127.0.0.1 -D tcp -n "$dt_port" -i 2048 -p 16 \
 		-m b RW 4096 2
 	step "dapltest -T P" $?
 
-	echo "== regress.sh 127.0.0.1 ofi-tcp (ends with -T Q)"
+	echo "== regress.sh 127.0.0.1 tcp (ends with -T Q)"
 	DAPLTEST_PORT=$dt_port DAPLTEST_ITERS=${DAPLTEST_ITERS:-1000} \
-		sh "$top/test/dapltest/scripts/regress.sh" 127.0.0.1 ofi-tcp \
+		sh "$top/test/dapltest/scripts/regress.sh" 127.0.0.1 tcp \
 		>"$tmp/regress.out" 2>&1
 	rc=$?
 	cat "$tmp/regress.out"

@@ -28,6 +28,9 @@
 
 /* The software providers' lines, in the order they are printed. */
 static const char *const software_lines[] = {
+	/* the native TCP (iWARP) provider first: the default software path */
+	"tcp u1.2 nonthreadsafe default libdapltcp.so.1 dapl.1.2 "
+	"\"127.0.0.1 0\" \"\"",
 	"ofi-tcp u1.2 nonthreadsafe default libdaplofi.so.1 dapl.1.2 "
 	"\"tcp 127.0.0.1\" \"\"",
 };

@@ -27,6 +27,7 @@ check() {
 }
 
 check providers/ofi/.libs/libdaplofi.so.1 libdaplofi.so.1
+check providers/tcp/.libs/libdapltcp.so.1 libdapltcp.so.1
 if [ "${CHECK_VERBS_PROVIDER:-0}" = 1 ]; then
 	check providers/verbs/.libs/libdaplverbs.so.1 libdaplverbs.so.1
 	# and the rdma-core libraries it is built on

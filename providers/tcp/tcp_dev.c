@@ -375,7 +375,10 @@ static void timer_set(struct dapl_tdev *dev, bool on)
 
 void tcp_dev_need_tick(struct dapl_tdev *dev)
 {
-	if (atomic_load_explicit(&dev->timer_on, memory_order_relaxed))
+	/* pairs with the fence in tick(): either it sees what our caller
+	 * just set, or we see the timer it just stopped */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&dev->timer_on))
 		return;
 	pthread_mutex_lock(&dev->lock);
 	timer_set(dev, true);
@@ -793,6 +796,16 @@ static void tick(struct dapl_tdev *dev)
 		}
 	}
 	timer_set(dev, need);
+	if (!need) {
+		/* an ack made owed while we looked: it found the timer still
+		 * on and did not start it (tcp_dev_need_tick) */
+		atomic_thread_fence(memory_order_seq_cst);
+		for (ep = dev->eps; ep; ep = ep->next)
+			if (ep->ack_owed || ep->excluded)
+				need = true;
+		if (need)
+			timer_set(dev, true);
+	}
 	pthread_mutex_unlock(&dev->lock);
 
 	for (i = 0; i < n; i++) {

@@ -309,7 +309,7 @@ struct dapl_tdev {
 	pthread_mutex_t lock;
 	pthread_rwlock_t stag_lock;     /* the STag table and the memory behind it */
 	struct dapl_tmr *stags[TCP_STAG_BUCKETS];
-	uint64_t rng;                   /* xorshift state for STags (stag_lock) */
+	uint64_t rng;                   /* STags only if getrandom() fails (stag_lock) */
 	struct sockaddr_storage addr;
 	char name[64];
 	uint64_t handshake_ms;          /* DAPL_TCP_HANDSHAKE_MS or TCP_HANDSHAKE_MS */

@@ -951,8 +951,9 @@ static bool begin_fpdu(struct dapl_tep *ep)
 					    TERM_CODE_BAD_MSN : TERM_CODE_BAD_MO);
 				return false;
 			}
-			if (ep->resp_tail - ep->resp_head >= ep->resp_cap) {
-				/* more reads in flight than we allowed */
+			if (ep->resp_tail - ep->resp_head >= ep->resp_cap ||
+			    ep->resp_tail - ep->resp_head >= ep->ird) {
+				/* more reads in flight than we allowed (IRD) */
 				reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
 					    TERM_CODE_STREAM_FATAL);
 				return false;

@@ -47,29 +47,18 @@ static struct dapl_tmr *stag_find(struct dapl_tdev *dev, uint32_t stag)
 	return NULL;
 }
 
-/* stag_lock write-held. */
+/* stag_lock write-held.  Every STag comes from the kernel's CSPRNG: a
+ * generator a peer could run forward from the STags it was given would
+ * let it predict the ones registered for others. */
 uint32_t tcp_stag_new(struct dapl_tdev *dev)
 {
-	uint64_t x;
-	uint32_t s;
+	uint32_t s = 0;
 
 	do {
-		if (!dev->rng && getrandom(&dev->rng, sizeof(dev->rng), 0) !=
-		    (ssize_t)sizeof(dev->rng))
-			dev->rng = (uint64_t)(uintptr_t)dev ^ 0x9e3779b97f4a7c15ull;
-		/* xorshift64*, reseeded from the kernel every 2^16 keys */
-		x = dev->rng;
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		dev->rng = x ? x : 1;
-		s = (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
-		if ((s & 0xffff) == 0) {
-			uint64_t fresh;
-
-			if (getrandom(&fresh, sizeof(fresh), GRND_NONBLOCK) ==
-			    (ssize_t)sizeof(fresh))
-				dev->rng ^= fresh;
+		if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
+			/* no entropy source at all: still unique, and say so */
+			dev->rng = dev->rng * 6364136223846793005ull + 1442695040888963407ull;
+			s = (uint32_t)(dev->rng >> 32);
 		}
 	} while (s == 0 || stag_find(dev, s));
 	return s;

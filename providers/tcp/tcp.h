@@ -99,6 +99,7 @@ struct tcp_queue {
 
 /* An RDMA Read Response we owe the peer (IRD of them). */
 struct tcp_read_resp {
+	uint32_t stag;              /* our source STag, checked at each send */
 	uint32_t sink;
 	uint64_t sink_to;
 	uint64_t src;               /* our address */
@@ -181,6 +182,10 @@ struct dapl_tep {
 	int iov_at, iov_n;
 	uint8_t hdrs[TCP_TX_BATCH + 2][2 + DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN];
 	uint8_t trailers[TCP_TX_BATCH + 2][8];
+	/* the Read Response pieces in the batch being sent */
+	struct tcp_resp_chk { uint32_t stag; uint64_t addr; uint32_t len; }
+		resp_chk[TCP_TX_BATCH + 2];
+	int nresp_chk;
 	uint8_t term_buf[2 + DDP_UNTAGGED_LEN + TERM_PAYLOAD_MAX + 8];
 	uint32_t term_len;
 	bool term_queued, term_sent;

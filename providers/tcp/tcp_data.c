@@ -332,6 +332,14 @@ static bool frame_resp(struct dapl_tep *ep, int *fpdus)
 			RDMAP_READ_RESP, r->sink, r->sink_to + r->done);
 	iov.iov_base = (void *)(uintptr_t)(r->src + r->done);
 	iov.iov_len = n;
+	/* checked again right before each sendmsg that carries it */
+	if (n) {
+		struct tcp_resp_chk *k = &ep->resp_chk[ep->nresp_chk++];
+
+		k->stag = r->stag;
+		k->addr = r->src + r->done;
+		k->len = n;
+	}
 	batch_add(ep, *fpdus, 2 + DDP_TAGGED_LEN, &iov, n ? 1 : 0, n,
 		  DDP_TAGGED_LEN + n);
 	r->done += n;
@@ -419,6 +427,7 @@ static bool build_batch(struct dapl_tep *ep)
 	int fpdus = 0;
 
 	ep->iov_at = ep->iov_n = 0;
+	ep->nresp_chk = 0;
 	if (frame_term(ep, &fpdus))
 		return true;
 	if (ep->term_queued)
@@ -454,7 +463,30 @@ void tcp_ep_flush(struct dapl_tep *ep)
 		cnt = ep->iov_n - ep->iov_at;
 		m.msg_iov = &ep->iov[ep->iov_at];
 		m.msg_iovlen = (size_t)(cnt > 1024 ? 1024 : cnt);
-		n = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (ep->nresp_chk) {
+			/* Read Response data: its registration may have gone
+			 * since the request was checked; the write lock of
+			 * mr_dereg waits for this send */
+			int i, bad = 0;
+
+			pthread_rwlock_rdlock(&ep->dev->stag_lock);
+			for (i = 0; i < ep->nresp_chk && !bad; i++)
+				bad = tcp_stag_check(ep->dev, ep->resp_chk[i].stag,
+						     ep->pd, ep->resp_chk[i].addr,
+						     ep->resp_chk[i].len,
+						     DAPL_TACCESS_REMOTE_READ);
+			n = bad ? -1 : sendmsg(ep->fd, &m,
+					       MSG_DONTWAIT | MSG_NOSIGNAL);
+			pthread_rwlock_unlock(&ep->dev->stag_lock);
+			if (bad) {
+				/* the frame is promised and cannot be sent */
+				TCP_TRACE(ep, "read source deregistered");
+				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EFAULT);
+				return;
+			}
+		} else {
+			n = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -702,7 +734,8 @@ static void on_terminate(struct dapl_tep *ep)
 	if ((layer == TERM_RDMAP && etype == TERM_RDMAP_PROT) ||
 	    (layer == TERM_DDP && etype == TERM_DDP_TAGGED))
 		st = DAPL_TWC_REMOTE_ACCESS;
-	if ((ctrl & TERM_HDRCT_D) && ep->data_len >= 4 + 2 + 2) {
+	if ((ctrl & TERM_HDRCT_D) &&
+	    ep->ulpdu_len >= DDP_UNTAGGED_LEN + 4 + 2 + 2) {
 		/* the terminated DDP header, behind its MPA length */
 		uint32_t c = get16(p + 4 + 2);
 
@@ -897,10 +930,10 @@ static bool begin_fpdu(struct dapl_tep *ep)
 						    TERM_CODE_TOO_LONG);
 					return false;
 				}
-				if (ep->unexp_bytes + (uint64_t)ep->data_len >
-				    TCP_UNEXPECTED_MAX && u == ep->unexp_head) {
-					/* a message larger than the buffer:
-					 * wait for its receive */
+				if (ep->unexp_bytes + (uint64_t)u->len +
+				    ep->data_len > TCP_UNEXPECTED_MAX) {
+					/* the buffer is full: wait, with the
+					 * data in the socket, for a receive */
 					ep->stalled = true;
 					return true;
 				}
@@ -973,6 +1006,7 @@ static bool begin_fpdu(struct dapl_tep *ep)
 			}
 			ep->rx_msn_read++;
 			rr = &ep->resp[ep->resp_tail % ep->resp_cap];
+			rr->stag = src;
 			rr->sink = get32(r);
 			rr->sink_to = get64(r + 4);
 			rr->src = sto;

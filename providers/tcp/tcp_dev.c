@@ -676,7 +676,9 @@ static int conn_read(struct dapl_tconn *c)
 		c->peer_ird = (uint16_t)get16(c->buf + MPA_HDR_LEN);
 		c->peer_ord = (uint16_t)get16(c->buf + MPA_HDR_LEN + 2);
 	}
-	if (c->bits & (MPA_FLAG_MARKERS | MPA_FLAG_CRC)) {
+	/* markers and CRC we do not do; a reject bit has no place in a
+	 * request */
+	if (c->bits & (MPA_FLAG_MARKERS | MPA_FLAG_CRC | MPA_FLAG_REJECT)) {
 		conn_refuse(c);
 		return -1;
 	}

@@ -168,6 +168,10 @@ struct dapl_tep {
 	int term_status;
 	uint64_t rx_bytes;          /* bytes read from the socket, ever */
 
+	/* completions in a CQ not yet handed out: a request holds its
+	 * place in its queue until then (transport.h) */
+	atomic_uint sq_unreaped, rq_unreaped;
+
 	/* send side */
 	struct tcp_queue sq;
 	uint32_t msn_send, msn_read, msn_term;   /* last MSN used per queue */
@@ -274,6 +278,7 @@ struct dapl_tcq {
 	uint32_t cap, count, head;      /* ring of completions */
 	uint32_t reserved;              /* entries promised to live queues */
 	struct dapl_twc *ring;
+	atomic_uint **ring_cnt;         /* per entry: the queue count it holds, or NULL */
 	struct dapl_tep **eps;          /* endpoints completing here */
 	int neps, eps_cap;
 };
@@ -416,10 +421,13 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max);
 /* Reserves room for a queue of depth completions / returns it. */
 int tcp_cq_attach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth);
 void tcp_cq_detach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth);
-/* ep->lock held: a completion. */
-void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc);
-/* An endpoint is gone: its SRQ receives in the ring lose their owner. */
-void tcp_cq_forget_owner(struct dapl_tcq *cq, uint64_t owner);
+/* ep->lock held: a completion; unreaped (or NULL) counts it until
+ * cq_poll hands it out. */
+void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc,
+		 atomic_uint *unreaped);
+/* An endpoint is gone: its SRQ receives in the ring lose their owner, and
+ * its entries stop counting against its queues. */
+void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep);
 void tcp_cq_watch(struct dapl_tcq *cq, int fd, bool out);
 void tcp_cq_unwatch(struct dapl_tcq *cq, int fd);
 

@@ -57,6 +57,7 @@ int tcp_cq_destroy(struct dapl_tcq *cq)
 	close(cq->event_fd);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
+	free(cq->ring_cnt);
 	free(cq->eps);
 	free(cq);
 	return 0;
@@ -128,17 +129,26 @@ void tcp_cq_ack(struct dapl_tcq *cq)
 static int ring_grow(struct dapl_tcq *cq, uint32_t n)
 {
 	struct dapl_twc *r;
+	atomic_uint **c;
 	uint32_t i;
 
 	if (n <= cq->cap)
 		return 0;
 	r = malloc((size_t)n * sizeof(*r));
-	if (!r)
+	c = malloc((size_t)n * sizeof(*c));
+	if (!r || !c) {
+		free(r);
+		free(c);
 		return -ENOMEM;
-	for (i = 0; i < cq->count; i++)
+	}
+	for (i = 0; i < cq->count; i++) {
 		r[i] = cq->ring[(cq->head + i) % cq->cap];
+		c[i] = cq->ring_cnt[(cq->head + i) % cq->cap];
+	}
 	free(cq->ring);
+	free(cq->ring_cnt);
 	cq->ring = r;
+	cq->ring_cnt = c;
 	cq->cap = n;
 	cq->head = 0;
 	return 0;
@@ -193,7 +203,8 @@ void tcp_cq_detach(struct dapl_tcq *cq, struct dapl_tep *ep, uint32_t depth)
 	pthread_mutex_unlock(&cq->lock);
 }
 
-void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc)
+void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc,
+		 atomic_uint *unreaped)
 {
 	bool wake = false;
 
@@ -206,6 +217,9 @@ void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc)
 		}
 	}
 	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+	cq->ring_cnt[(cq->head + cq->count) % cq->cap] = unreaped;
+	if (unreaped)
+		atomic_fetch_add(unreaped, 1);
 	cq->count++;
 	if (cq->armed && !cq->notified) {
 		cq->notified = true;
@@ -221,16 +235,19 @@ void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc)
 	}
 }
 
-void tcp_cq_forget_owner(struct dapl_tcq *cq, uint64_t owner)
+void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep)
 {
 	uint32_t i;
 
 	pthread_mutex_lock(&cq->lock);
 	for (i = 0; i < cq->count; i++) {
-		struct dapl_twc *w = &cq->ring[(cq->head + i) % cq->cap];
+		uint32_t k = (cq->head + i) % cq->cap;
 
-		if (w->owner == owner)
-			w->owner = 0;
+		if (ep->srq && cq->ring[k].owner == ep->owner)
+			cq->ring[k].owner = 0;
+		if (cq->ring_cnt[k] == &ep->sq_unreaped ||
+		    cq->ring_cnt[k] == &ep->rq_unreaped)
+			cq->ring_cnt[k] = NULL;
 	}
 	pthread_mutex_unlock(&cq->lock);
 }
@@ -271,6 +288,8 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 
 	pthread_mutex_lock(&cq->lock);
 	while (got < max && cq->count) {
+		if (cq->ring_cnt[cq->head])
+			atomic_fetch_sub(cq->ring_cnt[cq->head], 1);
 		wc[got++] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;

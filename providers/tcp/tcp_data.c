@@ -121,7 +121,10 @@ static void complete(struct dapl_tep *ep, struct dapl_tcq *cq,
 	wc.opcode = (enum dapl_twc_opcode)wr->opcode;
 	wc.byte_len = byte_len;
 	wc.vendor_err = 0;
-	tcp_cq_push(cq, &wc);
+	/* an SRQ receive holds no place in a queue of the ep */
+	tcp_cq_push(cq, &wc, wr == &ep->srq_wr ? NULL :
+		    wr->opcode == DAPL_TWC_RECV ? &ep->rq_unreaped
+						: &ep->sq_unreaped);
 }
 
 void tcp_ep_reset_streams(struct dapl_tep *ep)
@@ -579,7 +582,10 @@ static int post(struct dapl_tep *ep, struct tcp_queue *q,
 		pthread_mutex_unlock(&ep->lock);
 		return -ENOTCONN;
 	}
-	if (q->tail - q->head >= q->depth) {
+	/* a request holds its place until its completion is handed out */
+	if ((uint64_t)(q->tail - q->head) +
+	    atomic_load(is_send ? &ep->sq_unreaped : &ep->rq_unreaped) >=
+	    q->depth) {
 		pthread_mutex_unlock(&ep->lock);
 		return -ENOSPC;
 	}

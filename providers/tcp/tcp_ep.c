@@ -181,8 +181,9 @@ int tcp_ep_destroy(struct dapl_tep *ep)
 	pthread_mutex_unlock(&dev->lock);
 	tcp_cq_detach(ep->scq, ep, ep->sq.depth);
 	tcp_cq_detach(ep->rcq, ep, ep->srq ? TCP_QUEUE_MAX : ep->rq.depth);
-	if (ep->srq)
-		tcp_cq_forget_owner(ep->rcq, ep->owner);
+	tcp_cq_forget_ep(ep->scq, ep);
+	if (ep->rcq != ep->scq)
+		tcp_cq_forget_ep(ep->rcq, ep);
 	/* drivers that found it before it left the lists */
 	while (atomic_load(&ep->refs))
 		sched_yield();

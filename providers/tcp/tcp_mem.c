@@ -164,7 +164,7 @@ int tcp_mw_bind(struct dapl_tep *ep, struct dapl_tmw *mw, struct dapl_tmr *mr,
 	/* a bind completes at once; unsignalled, nothing to report */
 	if (flags & DAPL_TPOST_SIGNALED) {
 		pthread_mutex_lock(&ep->lock);
-		tcp_cq_push(ep->scq, &wc);
+		tcp_cq_push(ep->scq, &wc, NULL);
 		pthread_mutex_unlock(&ep->lock);
 	}
 	return 0;

@@ -68,6 +68,8 @@ extern const struct udapl_transport_ops dapl_verbs_ops;
 #define VERBS_POLL_BATCH 16       /* ibv_wc read per ibv_poll_cq */
 #define VERBS_DEFAULT_INLINE 64   /* inline bytes asked per QP by default */
 #define VERBS_LISTEN_BACKLOG 64
+/* receives an SRQ of a device without SRQ resizing holds from the start */
+#define VERBS_SRQ_FIXED_ROOM 4096u
 
 /* rdma_cm private data per message, IB and RoCE (rdma_connect(3),
  * rdma_accept(3); a REQ loses 36 of the CM's 92 bytes to rdma_cm's own
@@ -75,15 +77,30 @@ extern const struct udapl_transport_ops dapl_verbs_ops;
 #define VERBS_IB_PDATA_REQ 56
 #define VERBS_IB_PDATA_REP 196
 #define VERBS_IB_PDATA_REJ 148
-/* ... and iWARP: MPA allows more, but rdma_conn_param's length is a
- * uint8_t. */
-#define VERBS_IW_PDATA 255
+/* ... and iWARP: Linux's iWARP CM takes at most 256 bytes of MPA private
+ * data (RDMA_MAX_PRIVATE_DATA), the 4-byte MPA v2 IRD/ORD block (RFC
+ * 6581) included, and siw (6.1) keeps the length it sends in 8 bits, that
+ * block included: with more than 251 bytes of ours the length wraps, and
+ * the peer never sees the request. */
+#define VERBS_IW_PDATA 251
 
 /* The first member of every object an rdma_cm_id's context points at. */
 enum verbs_kind {
 	VERBS_KIND_LISTENER = 0x4c,
 	VERBS_KIND_CONN = 0x43,
 	VERBS_KIND_EP = 0x45,
+	VERBS_KIND_PARKED = 0x50,
+};
+
+/* An iWARP cm_id whose endpoint went away while its connect or accept was
+ * still waiting for the peer's MPA answer: the kernel's iWARP CM makes
+ * rdma_destroy_id sleep until that answer (or siw's MPA timeout, seconds)
+ * arrives, so the id waits here, owned by nobody, until its next event
+ * and is destroyed then (or at dev_close). */
+struct verbs_parked {
+	uint8_t kind;                   /* VERBS_KIND_PARKED */
+	struct rdma_cm_id *id;
+	struct verbs_parked *next;
 };
 
 /* ---- requests -------------------------------------------------------------- */
@@ -179,6 +196,7 @@ struct dapl_tep {
 	enum verbs_ep_state state;
 	struct rdma_cm_id *id;          /* this attempt's, or NULL */
 	bool active;                    /* this attempt was a connect */
+	bool cm_waiting;                /* iWARP: connect/accept sent, no answer yet */
 	atomic_bool faulted;            /* a DTO failed with a real error */
 	uint16_t ird, ord;              /* asked for this attempt (clamped) */
 	uint8_t pdata[VERBS_CM_DATA_MAX];
@@ -289,6 +307,7 @@ struct dapl_tdev {
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;       /* reported, unanswered requests */
 	struct dapl_tep *eps;
+	struct verbs_parked *parked;    /* dev->lock */
 	struct dapl_tep *pend_head, *pend_tail;
 	struct dapl_tsrq *limit_head;   /* SRQs whose limit fired at arming */
 	atomic_bool faults;             /* some ep's faulted is set */
@@ -469,6 +488,10 @@ int verbs_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 /* The length of private data to hand over: rdma_cm pads with zeros, so
  * data that is all zeros is no data. */
 size_t verbs_pdata_len(const void *p, size_t len);
+
+/* dev->lock held: destroys a parked id (its event came) / all of them. */
+void verbs_parked_release(struct dapl_tdev *dev, struct verbs_parked *p);
+void verbs_parked_release_all(struct dapl_tdev *dev);
 
 #pragma GCC visibility pop
 

@@ -433,8 +433,12 @@ int verbs_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->max_pdata_connect = dev->max_pdata_connect;
 	a->max_pdata_accept = dev->max_pdata_accept;
 	a->max_pdata_reject = dev->max_pdata_reject;
-	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_SOLICITED_EVENTS |
-		   DAPL_TDEV_FENCE;
+	a->flags = DAPL_TDEV_SOLICITED_EVENTS | DAPL_TDEV_FENCE;
+	/* iWARP completes a Write once TCP took it and flushes a refused
+	 * Read when the peer's Terminate ends the connection: the
+	 * initiator never learns the error as its request's status */
+	if (!dev->iwarp)
+		a->flags |= DAPL_TDEV_REMOTE_ACCESS_ERRORS;
 	if (dev->mw_type)
 		a->flags |= DAPL_TDEV_MEMORY_WINDOWS;
 	return 0;
@@ -455,6 +459,26 @@ void verbs_conn_free(struct dapl_tconn *conn)
 	free(conn);
 }
 
+void verbs_parked_release(struct dapl_tdev *dev, struct verbs_parked *p)
+{
+	struct verbs_parked **pp;
+
+	for (pp = &dev->parked; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	rdma_destroy_id(p->id);
+	free(p);
+}
+
+void verbs_parked_release_all(struct dapl_tdev *dev)
+{
+	/* each may sleep until its peer answers or siw's MPA timer fires */
+	while (dev->parked)
+		verbs_parked_release(dev, dev->parked);
+}
+
 void verbs_dev_close(struct dapl_tdev *dev)
 {
 	struct dapl_tlisten *l;
@@ -462,6 +486,7 @@ void verbs_dev_close(struct dapl_tdev *dev)
 	if (!dev)
 		return;
 	pthread_mutex_lock(&dev->lock);
+	verbs_parked_release_all(dev);
 	/* requests nobody answered are refused */
 	while (dev->conns) {
 		rdma_reject(dev->conns->id, NULL, 0);

@@ -200,6 +200,11 @@ static int on_ep_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 		if (!connecting)
 			return 0;
 		err = verbs_ep_send_request(ep);
+		/* iWARP connects TCP inside rdma_connect: a refused TCP
+		 * connect is the peer's host saying nobody listens there,
+		 * a rejection without data, as the IB CM reports it */
+		if (err == -ECONNREFUSED && dev->iwarp)
+			return ep_ends(ep, DAPL_TCM_REJECTED, err, ev);
 		if (err)
 			return ep_ends(ep, DAPL_TCM_UNREACHABLE, err, ev);
 		return 0;
@@ -251,9 +256,11 @@ static int on_ep_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 		 * refuses so for a process that died holding the request (as
 		 * it does with "timeout"), so the handshake broke.  Any other
 		 * reason, such as nobody listening, is a refusal by the peer's
-		 * CM, reported without data. */
+		 * CM, reported without data.  (siw reports an MPA reject, with
+		 * the consumer's data, as ECONNRESET.) */
 		if ((status == VERBS_REJ_CONSUMER && plen) ||
-		    (dev->iwarp && status == -ECONNREFUSED && plen)) {
+		    (dev->iwarp && (status == -ECONNREFUSED ||
+				    status == -ECONNRESET) && plen)) {
 			ev->pdata = dev->pdata;
 			ev->pdata_len = plen;
 		} else if (status == VERBS_REJ_CONSUMER ||
@@ -321,8 +328,19 @@ static int take_cm(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	if (!ctx)
 		return 0;
 	kind = *(uint8_t *)ctx;
+	if (kind == VERBS_KIND_PARKED) {
+		/* the answer its endpoint no longer waits for: the id can go */
+		if (type != RDMA_CM_EVENT_ADDR_RESOLVED &&
+		    type != RDMA_CM_EVENT_ROUTE_RESOLVED &&
+		    type != RDMA_CM_EVENT_CONNECT_RESPONSE)
+			verbs_parked_release(dev, ctx);
+		return 0;
+	}
 	if (kind != VERBS_KIND_EP)
 		return 0;       /* a listener, or a request not answered yet */
+	if (type != RDMA_CM_EVENT_ADDR_RESOLVED &&
+	    type != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		((struct dapl_tep *)ctx)->cm_waiting = false;
 	return on_ep_event(dev, ctx, type, status, plen, ev);
 }
 

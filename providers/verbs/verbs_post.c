@@ -115,6 +115,12 @@ static int post_request(struct dapl_tep *ep, enum ibv_wr_opcode wop,
 	if (wop != IBV_WR_RDMA_READ && total > 0 &&
 	    (uint64_t)total <= ep->max_inline)
 		wr.send_flags = IBV_SEND_INLINE;
+	/* iWARP completes a Send or Write once sent, a Read only when its
+	 * response is in: fenced behind earlier Reads (free when none is
+	 * out), they complete in the order they were posted, as the seam
+	 * promises */
+	if (wop != IBV_WR_RDMA_READ && ep->dev->iwarp)
+		wr.send_flags |= IBV_SEND_FENCE;
 	pthread_mutex_lock(&ep->scq->lock);
 	err = post_locked(ep, &wr, op, context, flags, (uint32_t)total);
 	pthread_mutex_unlock(&ep->scq->lock);

@@ -110,6 +110,14 @@ int verbs_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,
 	memset(&ia, 0, sizeof(ia));
 	ia.srq_context = srq;
 	ia.attr.max_wr = max_wr;
+	/* A device that cannot resize an SRQ (siw) gets room to grow up
+	 * front, so dat_srq_resize works up to VERBS_SRQ_FIXED_ROOM. */
+	if (!(dev->attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) &&
+	    max_wr < VERBS_SRQ_FIXED_ROOM)
+		ia.attr.max_wr = VERBS_SRQ_FIXED_ROOM <
+				 (uint32_t)dev->attr.max_srq_wr ?
+				 VERBS_SRQ_FIXED_ROOM :
+				 (uint32_t)dev->attr.max_srq_wr;
 	ia.attr.max_sge = max_sge;
 	srq->srq = ibv_create_srq(pd->pd, &ia);
 	if (!srq->srq) {
@@ -192,6 +200,11 @@ int verbs_srq_resize(struct dapl_tsrq *srq, uint32_t max_wr)
 		goto out;
 	}
 	/* The device queue only grows; a smaller depth is ours to keep. */
+	if (max_wr > srq->hw_max_wr &&
+	    !(srq->dev->attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE)) {
+		err = -ENOMEM;          /* beyond the room it was made with */
+		goto out;
+	}
 	if (max_wr > srq->hw_max_wr) {
 		memset(&a, 0, sizeof(a));
 		a.max_wr = max_wr;

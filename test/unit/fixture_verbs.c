@@ -25,8 +25,8 @@
 #include "verbs.h"
 
 /* rdma_cm pads private data on IB and RoCE, not on iWARP (which carries
- * up to 255 bytes, as MPA data) */
-#define IWARP_PDATA 255
+ * up to 251 bytes: see VERBS_IW_PDATA) */
+#define IWARP_PDATA 251
 
 static void verbs_check_attr(const struct dapl_tdev_attr *a)
 {
@@ -120,6 +120,8 @@ static bool try_params(struct transport_fixture *f, const char *params)
 	inet_ntop(AF_INET, &sin->sin_addr, f->addr, sizeof(f->addr));
 	if (attr.max_pdata_connect != IWARP_PDATA)
 		f->behaviour |= TF_PDATA_PADDED;
+	else
+		f->behaviour |= TF_LOCAL_COMPLETION;
 	/* rxe says "local QP operation error" where the IB spec (and
 	 * hardware) say "local length error" */
 	if (!strncmp(attr.name, "rxe", 3))
@@ -209,7 +211,9 @@ struct transport_fixture fixture = {
 	.caps = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_SOLICITED_EVENTS |
 		DAPL_TDEV_FENCE,
 	/* windows: of the device, or emulated (DAPL_VERBS_MW, siw) */
-	.caps_vary = DAPL_TDEV_MEMORY_WINDOWS,
+	.caps_vary = DAPL_TDEV_MEMORY_WINDOWS |
+		     /* not on iWARP (siw) */
+		     DAPL_TDEV_REMOTE_ACCESS_ERRORS,
 	/* rdma_cm's channel, the async events, synthesised events and
 	 * the sweep of unwatched CQs */
 	.progress_fds = 4,

@@ -31,6 +31,10 @@ enum {
 	/* After a disconnect the progress fds may still fire for library
 	 * events the transport keeps to itself (rdma_cm's TIMEWAIT_EXIT). */
 	TF_LATE_CM_WAKEUPS = 1u << 4,
+	/* A Send or RDMA Write completes once the device handed it to the
+	 * network (iWARP), not once the peer placed it: one the peer then
+	 * refuses may already have completed with success. */
+	TF_LOCAL_COMPLETION = 1u << 5,
 };
 
 /* One way of running the memory-window case. */

@@ -57,9 +57,12 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
 #define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this
                                         (DAPL_TCP_HANDSHAKE_MS) */
-/* Private data we take from the core (what dev_query reports); a peer
- * may send up to MPA_PD_MAX - MPA_V2_LEN. */
-#define TCP_PDATA_MAX 256
+/* Private data we take from the core (what dev_query reports): with the
+ * MPA v2 block in front and our trailer behind, a request or reply stays
+ * within the 256 bytes Linux's iWARP stacks take (RDMA_MAX_PRIVATE_DATA;
+ * siw refuses a longer request without answering).  A peer may send up
+ * to MPA_PD_MAX - MPA_V2_LEN. */
+#define TCP_PDATA_MAX (256 - MPA_V2_LEN - TCP_EXT_LEN)
 
 /* ---- work requests ------------------------------------------------------- */
 

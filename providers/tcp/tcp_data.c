@@ -727,6 +727,12 @@ static void reject_fpdu(struct dapl_tep *ep, unsigned layer, unsigned etype,
 	tcp_ep_terminate(ep, layer, etype, code, ep->hdr, ep->hdr_need);
 }
 
+static bool term_is_access(uint32_t layer, uint32_t etype)
+{
+	return (layer == TERM_RDMAP && etype == TERM_RDMAP_PROT) ||
+	       (layer == TERM_DDP && etype == TERM_DDP_TAGGED);
+}
+
 /* A Terminate from the peer: the oldest request it can concern fails. */
 static void on_terminate(struct dapl_tep *ep)
 {
@@ -737,10 +743,13 @@ static void on_terminate(struct dapl_tep *ep)
 	int want = -1;
 	uint32_t i;
 
-	if ((layer == TERM_RDMAP && etype == TERM_RDMAP_PROT) ||
-	    (layer == TERM_DDP && etype == TERM_DDP_TAGGED))
+	/* siw (Linux 6.1) lays its Terminate Control out as little-endian
+	 * bitfields: Layer and EType swap nibbles and the M/D/R bits sit
+	 * at the low end of their byte.  A protection error in either
+	 * order is an access error (the connection ends either way). */
+	if (term_is_access(layer, etype) || term_is_access(etype, layer))
 		st = DAPL_TWC_REMOTE_ACCESS;
-	if ((ctrl & TERM_HDRCT_D) &&
+	if ((ctrl & (TERM_HDRCT_D | TERM_HDRCT_D_SIW)) &&
 	    ep->ulpdu_len >= DDP_UNTAGGED_LEN + 4 + 2 + 2) {
 		/* the terminated DDP header, behind its MPA length */
 		uint32_t c = get16(p + 4 + 2);

@@ -89,6 +89,7 @@ enum term_layer { TERM_RDMAP = 0, TERM_DDP = 1, TERM_MPA = 2 };
 #define TERM_HDRCT_M 0x8000u          /* DDP segment length present */
 #define TERM_HDRCT_D 0x4000u          /* terminated DDP header present */
 #define TERM_HDRCT_R 0x2000u          /* terminated RDMAP header present */
+#define TERM_HDRCT_D_SIW 0x0200u      /* D where siw puts it (bitfield order) */
 /* RDMAP etype 1 (remote protection) and DDP etype 1 (tagged buffer) codes */
 #define TERM_RDMAP_PROT 1u
 #define TERM_RDMAP_OP 2u

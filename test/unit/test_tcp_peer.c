@@ -1734,6 +1734,54 @@ START_TEST(unasked_read_response)
 }
 END_TEST
 
+/* The peer refuses our RDMA Read with a Terminate (RDMAP layer, remote
+ * protection error, invalid STag) quoting the Read Request: the Read
+ * completes REMOTE_ACCESS, once, and the connection ends.  _i 1: the same
+ * Terminate as siw (Linux 6.1) lays it out, little-endian bitfields with
+ * Layer and EType nibbles swapped and the M/D/R bits at the low end. */
+START_TEST(peer_terminates_read)
+{
+	struct bed b;
+	struct buf lb;
+	struct dapl_tsge sge;
+	uint8_t f[256], req[2 + DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN];
+	uint8_t tc[4 + sizeof(req)];
+	size_t hl, n;
+
+	bed_up(&b, 4, 4);
+	buf_make(&lb, b.s.pd, 64, 19);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, 0);
+	sge = sge_of(&lb, 0, 64);
+	ck_assert_int_eq(T->post_rdma_read(b.s.ep, &sge, 1, 0x2000, 0x1234,
+					   0xbe, DAPL_TPOST_SIGNALED), 0);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_READ_REQ);
+	/* the Read Request as it came: MPA length, DDP and RDMAP headers */
+	memcpy(req, rx.b, sizeof(req));
+	if (_i == 0) {
+		tc[0] = (uint8_t)(TERM_RDMAP << 4 | TERM_RDMAP_PROT);
+		tc[1] = TERM_CODE_INVALID_STAG;
+		put16(tc + 2, TERM_HDRCT_M | TERM_HDRCT_D | TERM_HDRCT_R);
+	} else {
+		tc[0] = (uint8_t)(TERM_RDMAP_PROT << 4 | TERM_RDMAP);
+		tc[1] = TERM_CODE_INVALID_STAG;
+		tc[2] = 0x07;           /* M, D, R as bits 0, 1, 2 */
+		tc[3] = 0;
+	}
+	memcpy(tc + 4, req, sizeof(req));
+	hl = fpdu_put_untagged(f, DDP_UNTAGGED_LEN + sizeof(tc), true,
+			       RDMAP_TERMINATE, DDP_QN_TERM, 1, 0);
+	n = fpdu_finish(f, hl, tc, sizeof(tc), 0);
+	send_all(b.p.fd, f, n);
+	expect_wc(b.s.scq, 0xbe, DAPL_TWC_RDMA_READ, DAPL_TWC_REMOTE_ACCESS, 0);
+	expect_aborted(b.s.ep);
+	expect_cq_empty(b.s.scq);
+	expect_untouched(&lb);
+	buf_free(&lb);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 /* A network namespace of our own with only loopback, when we may make one. */
@@ -1797,6 +1845,7 @@ static Suite *suite(void)
 	ADD(tc, peer_stops_reading);
 	ADD(tc, lying_acks);
 	ADD_LOOP(tc, unasked_read_response, 6);
+	ADD_LOOP(tc, peer_terminates_read, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -89,18 +89,6 @@ enum verbs_kind {
 	VERBS_KIND_LISTENER = 0x4c,
 	VERBS_KIND_CONN = 0x43,
 	VERBS_KIND_EP = 0x45,
-	VERBS_KIND_PARKED = 0x50,
-};
-
-/* An iWARP cm_id whose endpoint went away while its connect or accept was
- * still waiting for the peer's MPA answer: the kernel's iWARP CM makes
- * rdma_destroy_id sleep until that answer (or siw's MPA timeout, seconds)
- * arrives, so the id waits here, owned by nobody, until its next event
- * and is destroyed then (or at dev_close). */
-struct verbs_parked {
-	uint8_t kind;                   /* VERBS_KIND_PARKED */
-	struct rdma_cm_id *id;
-	struct verbs_parked *next;
 };
 
 /* ---- requests -------------------------------------------------------------- */
@@ -196,7 +184,6 @@ struct dapl_tep {
 	enum verbs_ep_state state;
 	struct rdma_cm_id *id;          /* this attempt's, or NULL */
 	bool active;                    /* this attempt was a connect */
-	bool cm_waiting;                /* iWARP: connect/accept sent, no answer yet */
 	atomic_bool faulted;            /* a DTO failed with a real error */
 	uint16_t ird, ord;              /* asked for this attempt (clamped) */
 	uint8_t pdata[VERBS_CM_DATA_MAX];
@@ -307,7 +294,6 @@ struct dapl_tdev {
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;       /* reported, unanswered requests */
 	struct dapl_tep *eps;
-	struct verbs_parked *parked;    /* dev->lock */
 	struct dapl_tep *pend_head, *pend_tail;
 	struct dapl_tsrq *limit_head;   /* SRQs whose limit fired at arming */
 	atomic_bool faults;             /* some ep's faulted is set */
@@ -488,10 +474,6 @@ int verbs_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 /* The length of private data to hand over: rdma_cm pads with zeros, so
  * data that is all zeros is no data. */
 size_t verbs_pdata_len(const void *p, size_t len);
-
-/* dev->lock held: destroys a parked id (its event came) / all of them. */
-void verbs_parked_release(struct dapl_tdev *dev, struct verbs_parked *p);
-void verbs_parked_release_all(struct dapl_tdev *dev);
 
 #pragma GCC visibility pop
 

@@ -459,26 +459,6 @@ void verbs_conn_free(struct dapl_tconn *conn)
 	free(conn);
 }
 
-void verbs_parked_release(struct dapl_tdev *dev, struct verbs_parked *p)
-{
-	struct verbs_parked **pp;
-
-	for (pp = &dev->parked; *pp; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
-			break;
-		}
-	rdma_destroy_id(p->id);
-	free(p);
-}
-
-void verbs_parked_release_all(struct dapl_tdev *dev)
-{
-	/* each may sleep until its peer answers or siw's MPA timer fires */
-	while (dev->parked)
-		verbs_parked_release(dev, dev->parked);
-}
-
 void verbs_dev_close(struct dapl_tdev *dev)
 {
 	struct dapl_tlisten *l;
@@ -486,7 +466,6 @@ void verbs_dev_close(struct dapl_tdev *dev)
 	if (!dev)
 		return;
 	pthread_mutex_lock(&dev->lock);
-	verbs_parked_release_all(dev);
 	/* requests nobody answered are refused */
 	while (dev->conns) {
 		rdma_reject(dev->conns->id, NULL, 0);

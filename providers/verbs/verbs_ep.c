@@ -204,20 +204,6 @@ void verbs_ep_teardown(struct dapl_tep *ep)
 {
 	enum verbs_ep_state old = ep->state;
 
-	if (ep->id && ep->cm_waiting) {
-		struct verbs_parked *p = malloc(sizeof(*p));
-
-		/* destroying it now would sleep until the peer answers */
-		if (p) {
-			p->kind = VERBS_KIND_PARKED;
-			p->id = ep->id;
-			p->next = ep->dev->parked;
-			ep->dev->parked = p;
-			ep->id->context = p;
-			ep->id = NULL;
-		}
-	}
-	ep->cm_waiting = false;
 	if (ep->id) {
 		/* The peer hears a DREQ (or a REJ, while connecting) */
 		if (ep->state == VERBS_EP_CONNECTED)
@@ -465,7 +451,6 @@ int verbs_ep_send_request(struct dapl_tep *ep)
 	p.qp_num = ep->qp->qp_num;
 	if (rdma_connect(ep->id, &p))
 		return -errno;
-	ep->cm_waiting = dev->iwarp;
 	return 0;
 }
 
@@ -566,7 +551,6 @@ int verbs_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		goto refuse;
 	}
 	/* the cm_id is the ep's from here on */
-	ep->cm_waiting = dev->iwarp;
 	conn->id = NULL;
 	verbs_conn_free(conn);
 	ep->id = id;

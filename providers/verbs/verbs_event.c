@@ -328,19 +328,8 @@ static int take_cm(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	if (!ctx)
 		return 0;
 	kind = *(uint8_t *)ctx;
-	if (kind == VERBS_KIND_PARKED) {
-		/* the answer its endpoint no longer waits for: the id can go */
-		if (type != RDMA_CM_EVENT_ADDR_RESOLVED &&
-		    type != RDMA_CM_EVENT_ROUTE_RESOLVED &&
-		    type != RDMA_CM_EVENT_CONNECT_RESPONSE)
-			verbs_parked_release(dev, ctx);
-		return 0;
-	}
 	if (kind != VERBS_KIND_EP)
 		return 0;       /* a listener, or a request not answered yet */
-	if (type != RDMA_CM_EVENT_ADDR_RESOLVED &&
-	    type != RDMA_CM_EVENT_ROUTE_RESOLVED)
-		((struct dapl_tep *)ctx)->cm_waiting = false;
 	return on_ep_event(dev, ctx, type, status, plen, ev);
 }
 

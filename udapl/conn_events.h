@@ -9,17 +9,18 @@
  * transport:
  *
  *  - First come, first out, across the endpoints of a device.
- *  - An endpoint has at most one event queued, and an attempt (from the
- *    last dapl_conn_events_drop until the next) ends with exactly one
- *    terminal event (anything but ESTABLISHED): once one is queued, later
- *    events of that attempt are ignored, ESTABLISHED included.
+ *  - An attempt (from one dapl_conn_events_drop of the endpoint to the
+ *    next) has at most one terminal event (anything but ESTABLISHED) through
+ *    the queue: once one is queued, later events of that attempt are
+ *    ignored, ESTABLISHED included.  That it has one at all is the
+ *    transport's part (it queues one wherever an attempt ends).
  *  - A terminal event that comes while the attempt's ESTABLISHED is still
  *    queued is not lost and does not overtake it: it is handed out after
  *    ESTABLISHED (it then goes to the back of the queue).  It keeps no
  *    private data (only REJECTED carries any, and it never follows
  *    ESTABLISHED).
- *  - An ESTABLISHED that comes while any event of the endpoint is queued is
- *    ignored.
+ *  - Apart from that waiting end, an endpoint has at most one event
+ *    queued: an ESTABLISHED that comes while one is queued is ignored.
  *  - Private data is copied, up to DAPL_CONN_EVENT_PDATA_MAX bytes (more is
  *    cut); the event handed out points at the queue's own copy, valid
  *    until the next dapl_conn_events_pop.

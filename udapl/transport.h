@@ -7,8 +7,10 @@
  * have none they can be trusted with), the private-data header
  * (udapl/wire.h), read-limit arithmetic and DAT return codes.  A transport
  * owns only its library's calls and translates its errors into the small
- * vocabulary below.  A transport includes this header and nothing else of
- * udapl/; the core never includes <rdma/...> or <infiniband/...>.
+ * vocabulary below.  A transport includes this header and, for the
+ * connection events it makes up itself, udapl/conn_events.h (the queue
+ * every transport shares), and nothing else of udapl/; the core never
+ * includes <rdma/...> or <infiniband/...>.
  *
  * Conventions for every op:
  *  - Ops return 0 or a negative errno (-ENOMEM, -EINVAL, -EADDRINUSE,

@@ -54,6 +54,7 @@
 #include <rdma/fi_rma.h>
 
 #include "transport.h"
+#include "conn_events.h"
 
 /* The transport's ops table: the only symbol the core uses. */
 extern const struct udapl_transport_ops dapl_ofi_ops;
@@ -168,11 +169,8 @@ struct dapl_tep {
 	bool faulted;                   /* a DTO failed with a real error */
 	bool have_addrs;
 	struct sockaddr_storage local, peer;
-	/* a synthesised event waiting for cm_get_event (dev->lock) */
-	bool pending;
-	uint8_t pend_type;              /* enum dapl_tcm_event_type */
-	int pend_status;
-	struct dapl_tep *pend_next;
+	/* its place in dev->connq (dev->lock) */
+	struct dapl_conn_event_slot cev;
 };
 
 struct dapl_tconn {
@@ -235,8 +233,8 @@ struct dapl_tdev {
 	struct fid_domain *domain;
 	struct fid_eq *eq;
 	int eq_fd;
-	int epfd;                       /* progress fd: EQ, CQs, notify_fd, timer_fd */
-	int notify_fd;                  /* eventfd: a synthesised event is queued */
+	int epfd;                       /* progress fd: EQ, CQs, notify_fd, timer_fd, connq */
+	int notify_fd;                  /* eventfd: an SRQ limit, or more to do */
 	int timer_fd;                   /* re-check busy CQs (OFI_BUSY_TICK_NS) */
 	struct sockaddr_in addr;
 	char prov[32];
@@ -251,7 +249,8 @@ struct dapl_tdev {
 	struct fi_info *info_srx;       /* info, for eps on an SRQ */
 	struct dapl_tlisten *listeners;
 	struct dapl_tsrq *srqs;
-	struct dapl_tep *pend_head, *pend_tail;
+	/* the events we make up ourselves (a local disconnect's); dev->lock */
+	struct dapl_conn_events connq;
 	bool fatal;                     /* DEVICE_FATAL reported */
 	bool own_keys;                  /* registrations get keys we pick */
 
@@ -325,10 +324,6 @@ int ofi_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
 void ofi_ep_teardown(struct dapl_tep *ep);
 /* dev->lock held: fid_ep reached FI_CONNECTED. */
 void ofi_ep_established(struct dapl_tep *ep);
-/* dev->lock held: queues a synthesised event for ep / drops it. */
-void ofi_ep_queue_event(struct dapl_tep *ep, enum dapl_tcm_event_type type,
-			int status);
-void ofi_ep_drop_event(struct dapl_tep *ep);
 
 /* ---- ofi_post.c ------------------------------------------------------------------ */
 
@@ -408,7 +403,7 @@ void ofi_dev_update_busy(struct dapl_tdev *dev);
 int ofi_dev_sync_waits(struct dapl_tdev *dev);
 /* dev->lock held: reads the re-check timer (it woke the thread). */
 void ofi_dev_timer_drain(struct dapl_tdev *dev);
-/* Makes the progress fd readable (a synthesised event is queued). */
+/* Makes the progress fd readable (an SRQ limit, or more to do). */
 void ofi_dev_notify(struct dapl_tdev *dev);
 
 /* ---- ofi_event.c ----------------------------------------------------------------- */

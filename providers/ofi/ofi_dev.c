@@ -253,6 +253,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		return -ENOMEM;
 	}
 	dev->eq_fd = dev->epfd = dev->notify_fd = dev->timer_fd = -1;
+	dev->connq.fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->progress_lock, NULL);
 
@@ -266,6 +267,12 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		ret = -errno;
 		say(why, whylen, "cannot make the progress fd: %s",
 		    strerror(errno));
+		goto err;
+	}
+	ret = dapl_conn_events_init(&dev->connq);
+	if (ret) {
+		say(why, whylen, "cannot make the progress fd: %s",
+		    strerror(-ret));
 		goto err;
 	}
 
@@ -315,6 +322,8 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	ret = epoll_add(dev->epfd, dev->eq_fd);
 	if (!ret)
 		ret = epoll_add(dev->epfd, dev->notify_fd);
+	if (!ret)
+		ret = epoll_add(dev->epfd, dapl_conn_events_fd(&dev->connq));
 	if (!ret)
 		ret = epoll_add(dev->epfd, dev->timer_fd);
 	if (!ret)
@@ -414,6 +423,7 @@ void ofi_dev_close(struct dapl_tdev *dev)
 		close(dev->notify_fd);
 	if (dev->timer_fd >= 0)
 		close(dev->timer_fd);
+	dapl_conn_events_destroy(&dev->connq);
 	free(dev->cqs);
 	free(dev->wait_fids);
 	pthread_mutex_destroy(&dev->lock);

@@ -12,46 +12,6 @@
 
 #include "ofi.h"
 
-/* ---- synthesised events ------------------------------------------------------- */
-
-void ofi_ep_queue_event(struct dapl_tep *ep, enum dapl_tcm_event_type type,
-			int status)
-{
-	struct dapl_tdev *dev = ep->dev;
-
-	if (ep->pending)
-		return;         /* one terminal event per attempt */
-	ep->pending = true;
-	ep->pend_type = (uint8_t)type;
-	ep->pend_status = status;
-	ep->pend_next = NULL;
-	if (dev->pend_tail)
-		dev->pend_tail->pend_next = ep;
-	else
-		dev->pend_head = ep;
-	dev->pend_tail = ep;
-	ofi_dev_notify(dev);
-}
-
-void ofi_ep_drop_event(struct dapl_tep *ep)
-{
-	struct dapl_tdev *dev = ep->dev;
-	struct dapl_tep **pp, *prev = NULL;
-
-	if (!ep->pending)
-		return;
-	for (pp = &dev->pend_head; *pp; prev = *pp, pp = &(*pp)->pend_next) {
-		if (*pp != ep)
-			continue;
-		*pp = ep->pend_next;
-		if (dev->pend_tail == ep)
-			dev->pend_tail = prev;
-		break;
-	}
-	ep->pending = false;
-	ep->pend_next = NULL;
-}
-
 /* ---- fid_ep life ---------------------------------------------------------------- */
 
 static void set_state(struct dapl_tep *ep, struct fid_ep *fep,
@@ -236,6 +196,7 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 	if (!ep)
 		return -ENOMEM;
 	ep->dev = dev;
+	dapl_conn_event_slot_init(&ep->cev, ep);
 	ep->scq = send_cq;
 	ep->rcq = recv_cq;
 	ep->state = OFI_EP_IDLE;
@@ -277,7 +238,7 @@ int ofi_ep_destroy(struct dapl_tep *ep)
 	struct dapl_tdev *dev = ep->dev;
 
 	pthread_mutex_lock(&dev->lock);
-	ofi_ep_drop_event(ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	ofi_ep_lock_cqs(ep);
 	close_and_flush(ep);
 	ep->state = OFI_EP_DOWN;
@@ -301,7 +262,7 @@ int ofi_ep_reset(struct dapl_tep *ep)
 	struct dapl_tdev *dev = ep->dev;
 
 	pthread_mutex_lock(&dev->lock);
-	ofi_ep_drop_event(ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	ofi_ep_lock_cqs(ep);
 	close_and_flush(ep);    /* held receives included */
 	ep->state = OFI_EP_IDLE;
@@ -334,7 +295,7 @@ int ofi_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		ret = -EISCONN;
 		goto out;
 	}
-	ofi_ep_drop_event(ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	ret = open_fid(ep, ep->srq ? dev->info_srx : dev->info, &fep, &made);
 	if (ret)
 		goto out;
@@ -392,7 +353,7 @@ int ofi_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		ret = -EISCONN;
 		goto refuse;
 	}
-	ofi_ep_drop_event(ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	if (ep->srq)
 		conn->info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	ret = open_fid(ep, conn->info, &fep, &made);
@@ -454,8 +415,9 @@ int ofi_disconnect(struct dapl_tep *ep)
 		 * remote one not yet read), so exactly one DISCONNECTED is
 		 * reported: ours. */
 		ofi_ep_teardown(ep);
-		ofi_ep_queue_event(ep, DAPL_TCM_DISCONNECTED, 0);
-	} else if (!ep->pending) {
+		dapl_conn_events_queue(&dev->connq, &ep->cev,
+				       DAPL_TCM_DISCONNECTED, 0, NULL, 0);
+	} else if (!dapl_conn_event_slot_queued(&ep->cev)) {
 		ret = -ENOTCONN;
 	}
 	pthread_mutex_unlock(&dev->lock);

@@ -6,7 +6,7 @@
  * Then it returns a synthesised event (SRQ limit, local disconnect), then
  * an EQ event.  When nothing is left it calls fi_trywait on the EQ and every CQ
  * before returning -EAGAIN, so the progress fd (an epoll set holding their
- * wait fds and our notify eventfd) fires for anything that happens later
+ * wait fds and our two eventfds) fires for anything that happens later
  * and stays quiet otherwise. */
 #include "config.h"
 
@@ -220,13 +220,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			ret = 0;
 			goto out;
 		}
-		if (dev->pend_head) {
-			struct dapl_tep *ep = dev->pend_head;
-
-			ofi_ep_drop_event(ep);
-			ev->type = (enum dapl_tcm_event_type)ep->pend_type;
-			ev->ep = ep;
-			ev->status = ep->pend_status;
+		if (dapl_conn_events_pop(&dev->connq, ev)) {
 			ret = 0;
 			goto out;
 		}

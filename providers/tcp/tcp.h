@@ -40,6 +40,7 @@
 #include <netinet/in.h>
 
 #include "transport.h"
+#include "conn_events.h"
 #include "tcp_wire.h"
 
 extern const struct udapl_transport_ops dapl_tcp_ops;
@@ -144,7 +145,6 @@ struct dapl_tep {
 	enum tcp_ep_state state;
 	int fd;
 	bool active;                /* this attempt was a connect */
-	bool terminal_sent;         /* its one terminal event is queued */
 	bool ext_acks;              /* the peer speaks the ack extension */
 	bool crc;                   /* CRC negotiated: refused, never set */
 	bool hold_tx;               /* responder without RTR: wait for the first FPDU */
@@ -158,17 +158,8 @@ struct dapl_tep {
 	uint32_t handshake_done;
 	uint8_t hs_buf[MPA_HDR_LEN + MPA_PD_MAX];
 
-	/* a synthesised event waiting for cm_get_event (dev->lock) */
-	bool pending;
-	uint8_t pend_type;
-	int pend_status;
-	uint16_t pend_len;
-	uint8_t pend_data[MPA_PD_MAX];
-	struct dapl_tep *pend_next;
-	/* a terminal event that came while ESTABLISHED was still queued */
-	bool term_waiting;
-	uint8_t term_type;
-	int term_status;
+	/* its place in dev->connq, where all its events wait (dev->lock) */
+	struct dapl_conn_event_slot cev;
 	uint64_t rx_bytes;          /* bytes read from the socket, ever */
 
 	/* completions in a CQ not yet handed out: a request holds its
@@ -318,6 +309,10 @@ struct dapl_tmw {
 
 #define TCP_STAG_BUCKETS 1024
 
+/* a reject's private data (MPA's most) is kept whole in dev->connq */
+_Static_assert(MPA_PD_MAX <= DAPL_CONN_EVENT_PDATA_MAX,
+	       "MPA private data fits a queued connection event");
+
 struct dapl_tdev {
 	pthread_mutex_t lock;
 	pthread_rwlock_t stag_lock;     /* the STag table and the memory behind it */
@@ -327,15 +322,16 @@ struct dapl_tdev {
 	char name[64];
 	uint64_t handshake_ms;          /* DAPL_TCP_HANDSHAKE_MS or TCP_HANDSHAKE_MS */
 	int epfd;                       /* the progress fd */
-	int notify_fd;                  /* eventfd: an event is queued */
+	int notify_fd;                  /* eventfd: an SRQ limit or receive */
 	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */
 	atomic_bool timer_on;
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;
 	struct dapl_tep *eps;
-	struct dapl_tep *pend_head, *pend_tail;
+	/* the endpoints' events, all of them made up here */
+	struct dapl_conn_events connq;
 	struct dapl_tsrq *srq_pend_head;
-	/* the event cm_get_event returned last, and its private data */
+	/* the private data of the connection request cm_get_event returned last */
 	uint8_t ev_buf[MPA_PD_MAX];
 };
 
@@ -355,11 +351,6 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
 void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);
-/* dev->lock held: queue ev for ep (its one terminal event per attempt). */
-void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
-			 enum dapl_tcm_event_type type, int status,
-			 const void *pdata, size_t len);
-void tcp_dev_drop_events(struct dapl_tdev *dev, struct dapl_tep *ep);
 void tcp_dev_notify(struct dapl_tdev *dev);
 /* Starts the timer (a deadline to watch). */
 void tcp_dev_need_tick(struct dapl_tdev *dev);

@@ -786,7 +786,8 @@ static void become_connected(struct dapl_tep *ep)
 
 	tcp_ep_go_connected(ep);
 	pthread_mutex_lock(&dev->lock);
-	tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0, NULL, 0);
+	dapl_conn_events_queue(&dev->connq, &ep->cev, DAPL_TCM_ESTABLISHED, 0,
+			       NULL, 0);
 	pthread_mutex_unlock(&dev->lock);
 }
 

@@ -34,7 +34,8 @@
 
 #include "tcp.h"
 
-enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4 };
+enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
+       TAG_CONNQ = 5 };
 #define TAG_MASK 7u
 #define MAX_HALF_OPEN 256       /* passive handshakes in progress per device */
 
@@ -227,6 +228,7 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		}
 	}
 	dev->epfd = dev->notify_fd = dev->timer_fd = -1;
+	dev->connq.fd = -1;
 	err = parse_params(ia_params, &dev->addr, why, whylen);
 	if (!err)
 		err = probe_addr(&dev->addr, why, whylen);
@@ -244,10 +246,18 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		    strerror(errno));
 		goto fail_fds;
 	}
+	err = dapl_conn_events_init(&dev->connq);
+	if (err) {
+		say(why, whylen, "cannot make the progress fds: %s",
+		    strerror(-err));
+		goto fail_fds;
+	}
 	if (epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->notify_fd, EPOLLIN,
 		      TAG_NOTIFY) ||
 	    epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->timer_fd, EPOLLIN,
-		      TAG_TIMER)) {
+		      TAG_TIMER) ||
+	    epoll_set(dev->epfd, EPOLL_CTL_ADD, dapl_conn_events_fd(&dev->connq),
+		      EPOLLIN, TAG_CONNQ)) {
 		err = -EMFILE;
 		goto fail_fds;
 	}
@@ -264,6 +274,7 @@ fail_fds:
 		close(dev->notify_fd);
 	if (dev->timer_fd >= 0)
 		close(dev->timer_fd);
+	dapl_conn_events_destroy(&dev->connq);
 	pthread_rwlock_destroy(&dev->stag_lock);
 	pthread_mutex_destroy(&dev->lock);
 fail:
@@ -336,6 +347,7 @@ void tcp_dev_close(struct dapl_tdev *dev)
 	close(dev->epfd);
 	close(dev->notify_fd);
 	close(dev->timer_fd);
+	dapl_conn_events_destroy(&dev->connq);
 	pthread_rwlock_destroy(&dev->stag_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
@@ -404,61 +416,6 @@ void tcp_dev_unwatch(struct dapl_tep *ep)
 {
 	if (ep->fd >= 0)
 		(void)epoll_ctl(ep->dev->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
-}
-
-/* ---- events --------------------------------------------------------------- */
-
-void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
-			 enum dapl_tcm_event_type type, int status,
-			 const void *pdata, size_t len)
-{
-	if (ep->terminal_sent)
-		return;
-	if (ep->pending) {
-		/* ESTABLISHED not yet handed out: the end follows it */
-		if (type != DAPL_TCM_ESTABLISHED &&
-		    ep->pend_type == DAPL_TCM_ESTABLISHED) {
-			ep->terminal_sent = true;
-			ep->term_waiting = true;
-			ep->term_type = (uint8_t)type;
-			ep->term_status = status;
-		}
-		return;
-	}
-	if (type != DAPL_TCM_ESTABLISHED)
-		ep->terminal_sent = true;
-	if (len > sizeof(ep->pend_data))
-		len = sizeof(ep->pend_data);
-	ep->pending = true;
-	ep->pend_type = (uint8_t)type;
-	ep->pend_status = status;
-	ep->pend_len = (uint16_t)len;
-	if (len)
-		memcpy(ep->pend_data, pdata, len);
-	ep->pend_next = NULL;
-	if (dev->pend_tail)
-		dev->pend_tail->pend_next = ep;
-	else
-		dev->pend_head = ep;
-	dev->pend_tail = ep;
-	tcp_dev_notify(dev);
-}
-
-void tcp_dev_drop_events(struct dapl_tdev *dev, struct dapl_tep *ep)
-{
-	struct dapl_tep **p, *prev = NULL;
-
-	ep->term_waiting = false;
-	if (!ep->pending)
-		return;
-	for (p = &dev->pend_head; *p; prev = *p, p = &(*p)->pend_next)
-		if (*p == ep) {
-			*p = ep->pend_next;
-			if (dev->pend_tail == ep)
-				dev->pend_tail = prev;
-			break;
-		}
-	ep->pending = false;
 }
 
 /* ---- listening ------------------------------------------------------------ */
@@ -867,38 +824,12 @@ static void kick_waiting(struct dapl_tdev *dev)
 
 static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 {
-	struct dapl_tep *ep;
 	struct dapl_tsrq *srq;
 	struct dapl_tconn *c;
 
 	memset(ev, 0, sizeof(*ev));
-	if ((ep = dev->pend_head)) {
-		dev->pend_head = ep->pend_next;
-		if (!dev->pend_head)
-			dev->pend_tail = NULL;
-		ep->pending = false;
-		ev->type = (enum dapl_tcm_event_type)ep->pend_type;
-		ev->ep = ep;
-		ev->status = ep->pend_status;
-		memcpy(dev->ev_buf, ep->pend_data, ep->pend_len);
-		ev->pdata = dev->ev_buf;
-		ev->pdata_len = ep->pend_len;
-		if (ep->term_waiting) {
-			/* its end, next */
-			ep->term_waiting = false;
-			ep->pending = true;
-			ep->pend_type = ep->term_type;
-			ep->pend_status = ep->term_status;
-			ep->pend_len = 0;
-			ep->pend_next = NULL;
-			if (dev->pend_tail)
-				dev->pend_tail->pend_next = ep;
-			else
-				dev->pend_head = ep;
-			dev->pend_tail = ep;
-		}
+	if (dapl_conn_events_pop(&dev->connq, ev))
 		return true;
-	}
 	if ((srq = dev->srq_pend_head)) {
 		dev->srq_pend_head = srq->pend_next;
 		srq->pending = false;
@@ -961,6 +892,8 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		case TAG_TIMER:
 			ticked = true;
 			break;
+		case TAG_CONNQ:
+			break;  /* next_event takes it */
 		case TAG_LISTEN:
 			if (listener_known(dev, p) &&
 			    ((struct dapl_tlisten *)p)->fd >= 0)

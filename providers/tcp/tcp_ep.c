@@ -10,7 +10,7 @@
  * its first FPDU before sending, hold_tx).
  *
  * Every attempt ends with exactly one terminal event (tcp_ep_fail, and
- * tcp_dev_queue_event's terminal_sent). */
+ * the rule of dev->connq, udapl/conn_events.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -65,6 +65,7 @@ int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
 	}
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->dev = dev;
+	dapl_conn_event_slot_init(&ep->cev, ep);
 	ep->pd = pd;
 	ep->scq = scq;
 	ep->rcq = rcq;
@@ -142,7 +143,7 @@ void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
 	ep->state = TCP_EP_DOWN;
 	tcp_ep_flush_all(ep);
 	pthread_mutex_lock(&dev->lock);
-	tcp_dev_queue_event(dev, ep, type, status, NULL, 0);
+	dapl_conn_events_queue(&dev->connq, &ep->cev, type, status, NULL, 0);
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -170,7 +171,7 @@ int tcp_ep_destroy(struct dapl_tep *ep)
 	pthread_mutex_unlock(&ep->lock);
 
 	pthread_mutex_lock(&dev->lock);
-	tcp_dev_drop_events(dev, ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	for (p = &dev->eps; *p; p = &(*p)->next)
 		if (*p == ep) {
 			*p = ep->next;
@@ -210,7 +211,7 @@ int tcp_ep_reset(struct dapl_tep *ep)
 	tcp_ep_reset_streams(ep);
 	ep->state = TCP_EP_IDLE;
 	pthread_mutex_lock(&dev->lock);
-	tcp_dev_drop_events(dev, ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	pthread_mutex_unlock(&dev->lock);
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
@@ -264,7 +265,7 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	}
 	/* a new attempt on an endpoint whose last one ended */
 	pthread_mutex_lock(&ep->dev->lock);
-	tcp_dev_drop_events(ep->dev, ep);
+	dapl_conn_events_drop(&ep->dev->connq, &ep->cev);
 	pthread_mutex_unlock(&ep->dev->lock);
 	fd = socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -276,7 +277,6 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	tcp_ep_reset_streams(ep);
 	ep->fd = fd;
 	ep->active = true;
-	ep->terminal_sent = false;
 	ep->peer = to;
 	ep->ird = ird;
 	ep->ord = ord;
@@ -297,10 +297,10 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		drop_socket(ep);
 		ep->state = TCP_EP_DOWN;
 		pthread_mutex_lock(&ep->dev->lock);
-		tcp_dev_queue_event(ep->dev, ep,
-				    err == ECONNREFUSED ? DAPL_TCM_REJECTED
-							: DAPL_TCM_UNREACHABLE,
-				    -err, NULL, 0);
+		dapl_conn_events_queue(&ep->dev->connq, &ep->cev,
+				       err == ECONNREFUSED ? DAPL_TCM_REJECTED
+							   : DAPL_TCM_UNREACHABLE,
+				       -err, NULL, 0);
 		pthread_mutex_unlock(&ep->dev->lock);
 		pthread_mutex_unlock(&ep->lock);
 		return 0;
@@ -397,7 +397,8 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 		ep->state = TCP_EP_DOWN;
 		tcp_ep_flush_all(ep);
 		pthread_mutex_lock(&dev->lock);
-		tcp_dev_queue_event(dev, ep, DAPL_TCM_REJECTED, 0, pd, len);
+		dapl_conn_events_queue(&dev->connq, &ep->cev,
+				       DAPL_TCM_REJECTED, 0, pd, len);
 		pthread_mutex_unlock(&dev->lock);
 		return;
 	}
@@ -433,8 +434,8 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 	/* the RTR goes first, before anything the consumer posts */
 	tcp_ep_flush(ep);
 	pthread_mutex_lock(&dev->lock);
-	tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0,
-			    ep->hs_buf + MPA_HDR_LEN + start, len);
+	dapl_conn_events_queue(&dev->connq, &ep->cev, DAPL_TCM_ESTABLISHED, 0,
+			       ep->hs_buf + MPA_HDR_LEN + start, len);
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -462,9 +463,12 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		pthread_mutex_unlock(&ep->lock);
 		return -ENOENT;
 	}
+	/* a new attempt: what the last one left queued goes */
+	pthread_mutex_lock(&ep->dev->lock);
+	dapl_conn_events_drop(&ep->dev->connq, &ep->cev);
+	pthread_mutex_unlock(&ep->dev->lock);
 	tcp_ep_reset_streams(ep);
 	ep->active = false;
-	ep->terminal_sent = false;
 	ep->ird = ird;
 	ep->ord = ord;
 	ep->ext_acks = conn->ext_acks;
@@ -516,7 +520,8 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	} else {
 		tcp_ep_go_connected(ep);
 		pthread_mutex_lock(&dev->lock);
-		tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0, NULL, 0);
+		dapl_conn_events_queue(&dev->connq, &ep->cev,
+				       DAPL_TCM_ESTABLISHED, 0, NULL, 0);
 		pthread_mutex_unlock(&dev->lock);
 	}
 	tcp_ep_drive(ep);

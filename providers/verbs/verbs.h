@@ -57,6 +57,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "transport.h"
+#include "conn_events.h"
 
 /* The transport's ops table: the only symbol the core uses. */
 extern const struct udapl_transport_ops dapl_verbs_ops;
@@ -190,11 +191,8 @@ struct dapl_tep {
 	uint8_t pdata_len;              /* the connect's, sent at ROUTE_RESOLVED */
 	bool have_addrs;
 	struct sockaddr_storage local, peer;
-	/* a synthesised event waiting for cm_get_event (dev->lock) */
-	bool pending;
-	uint8_t pend_type;              /* enum dapl_tcm_event_type */
-	int pend_status;
-	struct dapl_tep *pend_next;
+	/* its place in dev->connq (dev->lock) */
+	struct dapl_conn_event_slot cev;
 	struct dapl_tep *next, *prev;   /* dev->eps (dev->lock) */
 };
 
@@ -279,7 +277,7 @@ struct dapl_tdev {
 	uint16_t max_pdata_connect, max_pdata_accept, max_pdata_reject;
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	int notify_fd;                  /* eventfd: a synthesised event waits */
+	int notify_fd;                  /* eventfd: a fault or an SRQ limit waits */
 	int timer_fd;                   /* the sweep of unwatched CQs (see verbs_event.c) */
 	int sweep_ms;
 	int nconnected;                 /* eps CONNECTED: the sweep runs while > 0 */
@@ -294,7 +292,9 @@ struct dapl_tdev {
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;       /* reported, unanswered requests */
 	struct dapl_tep *eps;
-	struct dapl_tep *pend_head, *pend_tail;
+	/* the events we make up ourselves (local disconnect, a data-path
+	 * fault's CONN_ERROR); dev->lock */
+	struct dapl_conn_events connq;
 	struct dapl_tsrq *limit_head;   /* SRQs whose limit fired at arming */
 	atomic_bool faults;             /* some ep's faulted is set */
 	bool fatal;                     /* the device is gone */
@@ -382,10 +382,6 @@ int verbs_ep_established(struct dapl_tep *ep);
 int verbs_ep_connect_response(struct dapl_tep *ep);
 /* dev->lock held: ROUTE_RESOLVED: sends the request. */
 int verbs_ep_send_request(struct dapl_tep *ep);
-/* dev->lock held: queues a synthesised event for ep / drops it. */
-void verbs_ep_queue_event(struct dapl_tep *ep, enum dapl_tcm_event_type type,
-			  int status);
-void verbs_ep_drop_event(struct dapl_tep *ep);
 /* Remembers the cm_id's addresses for ep_addrs. */
 void verbs_ep_save_addrs(struct dapl_tep *ep);
 
@@ -453,7 +449,7 @@ int verbs_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int verbs_listen(struct dapl_tdev *dev, uint16_t *port,
 		 struct dapl_tlisten **l);
 void verbs_unlisten(struct dapl_tlisten *l);
-/* Makes the progress fd readable (a synthesised event is queued). */
+/* Makes the notify fd readable (a fault or an SRQ limit to look at). */
 void verbs_dev_notify(struct dapl_tdev *dev);
 /* dev->lock held: unlinks and frees an answered request. */
 void verbs_conn_free(struct dapl_tconn *conn);

@@ -243,6 +243,7 @@ static void dev_free(struct dapl_tdev *dev)
 		close(dev->notify_fd);
 	if (dev->timer_fd >= 0)
 		close(dev->timer_fd);
+	dapl_conn_events_destroy(&dev->connq);
 	free(dev->cqs);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
@@ -266,6 +267,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->notify_fd = -1;
 	dev->timer_fd = -1;
+	dev->connq.fd = -1;
 	atomic_init(&dev->faults, false);
 	/* Our own descriptors first: when the process has none left this
 	 * fails with EMFILE, where rdma-core's failures read as "no device". */
@@ -273,6 +275,11 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (dev->notify_fd < 0 || dev->timer_fd < 0) {
 		err = -errno;
+		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
+		goto fail;
+	}
+	err = dapl_conn_events_init(&dev->connq);
+	if (err) {
 		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}
@@ -482,11 +489,11 @@ void verbs_dev_close(struct dapl_tdev *dev)
 
 int verbs_progress_fds(struct dapl_tdev *dev, int *fds, int max)
 {
-	int all[4] = { dev->ch->fd, dev->ctx->async_fd, dev->notify_fd,
-		       dev->timer_fd };
+	int all[5] = { dev->ch->fd, dev->ctx->async_fd, dev->notify_fd,
+		       dev->timer_fd, dapl_conn_events_fd(&dev->connq) };
 	int i;
 
-	for (i = 0; i < 4 && i < max; i++)
+	for (i = 0; i < 5 && i < max; i++)
 		fds[i] = all[i];
 	return i;
 }

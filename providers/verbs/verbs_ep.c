@@ -137,46 +137,6 @@ static int qp_make(struct dapl_tep *ep)
 	return err;
 }
 
-/* ---- events of an endpoint ----------------------------------------------------- */
-
-void verbs_ep_queue_event(struct dapl_tep *ep, enum dapl_tcm_event_type type,
-			  int status)
-{
-	struct dapl_tdev *dev = ep->dev;
-
-	if (ep->pending)
-		return;         /* one terminal event per attempt */
-	ep->pending = true;
-	ep->pend_type = (uint8_t)type;
-	ep->pend_status = status;
-	ep->pend_next = NULL;
-	if (dev->pend_tail)
-		dev->pend_tail->pend_next = ep;
-	else
-		dev->pend_head = ep;
-	dev->pend_tail = ep;
-	verbs_dev_notify(dev);
-}
-
-void verbs_ep_drop_event(struct dapl_tep *ep)
-{
-	struct dapl_tdev *dev = ep->dev;
-	struct dapl_tep **pp, *prev = NULL;
-
-	if (!ep->pending)
-		return;
-	for (pp = &dev->pend_head; *pp; prev = *pp, pp = &(*pp)->pend_next) {
-		if (*pp == ep) {
-			*pp = ep->pend_next;
-			if (dev->pend_tail == ep)
-				dev->pend_tail = prev;
-			break;
-		}
-	}
-	ep->pending = false;
-	ep->pend_next = NULL;
-}
-
 static socklen_t sa_len(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -259,6 +219,7 @@ int verbs_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
 	if (!ep)
 		return -ENOMEM;
 	ep->kind = VERBS_KIND_EP;
+	dapl_conn_event_slot_init(&ep->cev, ep);
 	ep->dev = dev;
 	ep->pd = pd;
 	ep->scq = scq;
@@ -325,7 +286,7 @@ int verbs_ep_destroy(struct dapl_tep *ep)
 	pthread_mutex_lock(&dev->lock);
 	if (ep->qp || ep->id)
 		verbs_ep_teardown(ep);
-	verbs_ep_drop_event(ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	if (ep->prev)
 		ep->prev->next = ep->next;
 	else
@@ -358,7 +319,7 @@ int verbs_ep_reset(struct dapl_tep *ep)
 	pthread_mutex_lock(&dev->lock);
 	if (ep->qp || ep->id)
 		verbs_ep_teardown(ep);
-	verbs_ep_drop_event(ep);
+	dapl_conn_events_drop(&dev->connq, &ep->cev);
 	ep->have_addrs = false;
 	err = qp_make(ep);
 	pthread_mutex_unlock(&dev->lock);
@@ -400,7 +361,7 @@ int verbs_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		goto out;
 	}
 	if (ep->state == VERBS_EP_DOWN || !ep->qp) {
-		verbs_ep_drop_event(ep);
+		dapl_conn_events_drop(&dev->connq, &ep->cev);
 		err = qp_make(ep);
 		if (err)
 			goto out;
@@ -511,7 +472,7 @@ int verbs_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		goto refuse;
 	}
 	if (ep->state == VERBS_EP_DOWN || !ep->qp) {
-		verbs_ep_drop_event(ep);
+		dapl_conn_events_drop(&ep->dev->connq, &ep->cev);
 		err = qp_make(ep);
 		if (err)
 			goto refuse;
@@ -598,7 +559,8 @@ int verbs_disconnect(struct dapl_tep *ep)
 	pthread_mutex_lock(&dev->lock);
 	if (ep->state == VERBS_EP_CONNECTED || ep->state == VERBS_EP_CONNECTING) {
 		verbs_ep_teardown(ep);
-		verbs_ep_queue_event(ep, DAPL_TCM_DISCONNECTED, 0);
+		dapl_conn_events_queue(&dev->connq, &ep->cev,
+				       DAPL_TCM_DISCONNECTED, 0, NULL, 0);
 	} else {
 		err = -ENOTCONN;
 	}

@@ -63,25 +63,9 @@ static void take_faults(struct dapl_tdev *dev)
 		if (ep->state != VERBS_EP_CONNECTED)
 			continue;
 		verbs_ep_teardown(ep);
-		verbs_ep_queue_event(ep, DAPL_TCM_CONN_ERROR, -EIO);
+		dapl_conn_events_queue(&dev->connq, &ep->cev,
+				       DAPL_TCM_CONN_ERROR, -EIO, NULL, 0);
 	}
-}
-
-static int take_pending(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
-{
-	struct dapl_tep *ep = dev->pend_head;
-
-	if (!ep)
-		return 0;
-	dev->pend_head = ep->pend_next;
-	if (!dev->pend_head)
-		dev->pend_tail = NULL;
-	ep->pend_next = NULL;
-	ep->pending = false;
-	ev->type = (enum dapl_tcm_event_type)ep->pend_type;
-	ev->ep = ep;
-	ev->status = ep->pend_status;
-	return 1;
 }
 
 /* One async event of the device: 1 with ev filled, 0 handled silently,
@@ -361,7 +345,7 @@ int verbs_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			r = 1;
 			break;
 		}
-		if (take_pending(dev, ev)) {
+		if (dapl_conn_events_pop(&dev->connq, ev)) {
 			r = 1;
 			break;
 		}

@@ -214,9 +214,9 @@ struct transport_fixture fixture = {
 	.caps_vary = DAPL_TDEV_MEMORY_WINDOWS |
 		     /* not on iWARP (siw) */
 		     DAPL_TDEV_REMOTE_ACCESS_ERRORS,
-	/* rdma_cm's channel, the async events, synthesised events and
-	 * the sweep of unwatched CQs */
-	.progress_fds = 4,
+	/* rdma_cm's channel, the async events, faults and SRQ limits, the
+	 * sweep of unwatched CQs, and the queue of synthesised events */
+	.progress_fds = 5,
 	.behaviour = TF_FAILED_ANSWER_BREAKS | TF_UNSIGNALLED_HELD |
 		     TF_LATE_CM_WAKEUPS,
 	.unreachable_env = "DAPL_CM_ARP_TIMEOUT_MS=500",

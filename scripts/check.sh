@@ -48,7 +48,7 @@ if [ -n "$valgrind" ]; then
 fi
 
 if [ -n "$verbs" ]; then
-	step "make check-verbs: the verbs provider on Soft-RoCE in the guest (test/vm/datvm)"
+	step "make check-verbs: the verbs provider on Soft-RoCE and soft-iWARP in the guest (test/vm/datvm), and tcp against siw"
 	if [ ! -e "$top/build/providers/verbs/.libs/libdaplverbs.so.1" ]; then
 		echo "check-verbs: SKIPPED: the verbs provider is not built (no libibverbs/librdmacm)"
 	elif ! make -C "$top/build" check-verbs; then

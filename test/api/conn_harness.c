@@ -48,6 +48,13 @@ int hx_is_native_tcp(void)
 	return strcmp(hx_ia_name(), "tcp") == 0;
 }
 
+int hx_local_completion(void)
+{
+	const char *v = getenv("DAT_TEST_LOCAL_COMPLETION");
+
+	return v && !strcmp(v, "1");
+}
+
 /* ---- failures ------------------------------------------------------- */
 
 /* Set in a peer process: failures go to the test process over the pipe. */

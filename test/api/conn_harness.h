@@ -48,6 +48,10 @@ const char *hx_ia_name(void);
 int hx_is_ofi_tcp(void);
 /* The native TCP (iWARP) provider: "tcp". */
 int hx_is_native_tcp(void);
+/* The provider completes Sends and RDMA Writes once sent and cannot report
+ * a peer's refusal as a request's status (verbs on iWARP): the test runner
+ * says so with DAT_TEST_LOCAL_COMPLETION=1. */
+int hx_local_completion(void);
 
 /* ---- failures ------------------------------------------------------- */
 

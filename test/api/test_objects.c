@@ -30,6 +30,7 @@
 #include <dat/udat.h>
 
 #include "conn_harness.h"
+#include "../common/netns.h"
 
 static struct hx_ia x;
 
@@ -1951,21 +1952,7 @@ END_TEST
  * nothing but 127.0.0.0/8 has a route.  False when not permitted. */
 static int private_netns_with_loopback(void)
 {
-	struct ifreq ifr;
-	int fd, ok;
-
-	if (unshare(CLONE_NEWNET) != 0)
-		return 0;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	ok = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	ok = ok && ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
-	close(fd);
-	return ok;
+	return test_netns_with_loopback() == 1;
 }
 
 /* A connect to an address with no route (TEST-NET-1, inside a namespace

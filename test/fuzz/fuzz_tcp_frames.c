@@ -93,6 +93,7 @@
 #include <unistd.h>
 
 #include "tcp.h"
+#include "../common/netns.h"
 
 static const struct udapl_transport_ops *ops = &dapl_tcp_ops;
 
@@ -3132,22 +3133,8 @@ static void terminate_names_read(long idx, uint64_t seed)
  * (root): the TIME_WAIT of thousands of connections stays in it. */
 static void own_netns(void)
 {
-	struct ifreq ifr;
-	int fd;
-
-	if (unshare(CLONE_NEWNET) != 0)
-		return;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		DIE("socket: %s", strerror(errno));
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
-		DIE("SIOCGIFFLAGS lo: %s", strerror(errno));
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
-		DIE("bringing lo up: %s", strerror(errno));
-	close(fd);
+	if (test_netns_with_loopback() < 0)
+		DIE("bringing lo up in our network namespace: %s", strerror(errno));
 }
 
 static void setup(void)

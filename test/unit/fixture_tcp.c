@@ -19,28 +19,17 @@
 
 #include "test_transport.h"
 #include "tcp.h"
+#include "../common/netns.h"
 
 static int tcp_setup(struct transport_fixture *f)
 {
-	struct ifreq ifr;
-	int fd, ok;
+	int r = test_netns_with_loopback();
 
 	(void)f;
-	if (unshare(CLONE_NEWNET) != 0) {
+	if (r == 0)
 		fprintf(stderr, "test_transport_tcp: no network namespace of "
 			"its own (not root?): addresses are this host's\n");
-		return 0;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return 1;
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	ok = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	ok = ok && ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
-	close(fd);
-	return ok ? 0 : 1;
+	return r < 0 ? 1 : 0;
 }
 
 struct transport_fixture fixture = {

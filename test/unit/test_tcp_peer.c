@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "tcp.h"
+#include "../common/netns.h"
 
 #define WAIT_MS 20000
 #define MAXEV 512
@@ -1787,24 +1788,12 @@ END_TEST
 /* A network namespace of our own with only loopback, when we may make one. */
 static int private_net(void)
 {
-	struct ifreq ifr;
-	int fd, ok;
+	int r = test_netns_with_loopback();
 
-	if (unshare(CLONE_NEWNET) != 0) {
+	if (r == 0)
 		fprintf(stderr, "test_tcp_peer: no network namespace of its own "
 			"(not root?): running on this host's loopback\n");
-		return 0;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	ok = ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	ok = ok && ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
-	close(fd);
-	return ok ? 0 : -1;
+	return r < 0 ? -1 : 0;
 }
 
 /* TCP_PEER_ONLY=name[,name...] runs only those cases. */

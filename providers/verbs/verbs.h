@@ -408,6 +408,11 @@ struct verbs_slot *verbs_send_claim(struct dapl_tep *ep,
 				    unsigned flags, uint32_t len, int *err);
 /* DAPL_TPOST_* as ibv_send_flags. */
 unsigned verbs_send_flags(unsigned flags);
+/* An ibv_post_* failure as the seam's negative errno (-ENOSPC when full). */
+int verbs_post_err(int ret);
+/* wr's segment list for a receive of nsge segments (list has room for 1). */
+void verbs_recv_list(struct ibv_recv_wr *wr, struct ibv_sge *list, int nsge,
+		     bool iwarp);
 
 /* ---- verbs_mem.c ------------------------------------------------------------------- */
 

@@ -294,7 +294,7 @@ static int bind_type2(struct dapl_tep *ep, struct dapl_tmw *mw,
 	if (err) {
 		while (claimed--)
 			verbs_queue_unclaim(ep->sq);
-		return err == ENOMEM ? -ENOSPC : -err;
+		return verbs_post_err(err);
 	}
 	if (len) {
 		/* type 2 keys are the consumer's to track (ibv_alloc_mw(3));

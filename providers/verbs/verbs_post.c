@@ -25,6 +25,29 @@ int64_t verbs_sge_fill(struct ibv_sge *out, const struct dapl_tsge *sge,
 	return total;
 }
 
+int verbs_post_err(int ret)
+{
+	/* libsiw returns negative errno values, the other providers
+	 * positive ones; a full queue is ENOSPC to the seam */
+	int e = ret < 0 ? -ret : ret;
+
+	return e == ENOMEM ? -ENOSPC : -e;
+}
+
+void verbs_recv_list(struct ibv_recv_wr *wr, struct ibv_sge *list, int nsge,
+		     bool iwarp)
+{
+	wr->sg_list = nsge ? list : NULL;
+	wr->num_sge = nsge;
+	/* libsiw refuses a receive without segments: one of no bytes
+	 * (whose key the device does not look at) takes the same message */
+	if (!nsge && iwarp) {
+		memset(list, 0, sizeof(*list));
+		wr->sg_list = list;
+		wr->num_sge = 1;
+	}
+}
+
 struct verbs_slot *verbs_send_claim(struct dapl_tep *ep,
 				    enum dapl_twc_opcode op, uint64_t context,
 				    unsigned flags, uint32_t len, int *err)
@@ -85,7 +108,7 @@ static int post_locked(struct dapl_tep *ep, struct ibv_send_wr *wr,
 	err = ibv_post_send(ep->qp, wr, &bad);
 	if (err) {
 		verbs_queue_unclaim(ep->sq);
-		return err == ENOMEM ? -ENOSPC : -err;
+		return verbs_post_err(err);
 	}
 	return 0;
 }
@@ -166,8 +189,7 @@ int verbs_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
 	if (total < 0)
 		return (int)total;
 	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = nsge ? list : NULL;
-	wr.num_sge = nsge;
+	verbs_recv_list(&wr, list, nsge, ep->dev->iwarp);
 	pthread_mutex_lock(&q->cq->lock);
 	s = verbs_queue_claim(q);
 	if (!s) {
@@ -185,7 +207,7 @@ int verbs_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
 	err = ibv_post_recv(ep->qp, &wr, &bad);
 	if (err) {
 		verbs_queue_unclaim(q);
-		err = err == ENOMEM ? -ENOSPC : -err;
+		err = verbs_post_err(err);
 	}
 out:
 	pthread_mutex_unlock(&q->cq->lock);

@@ -281,8 +281,7 @@ int verbs_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
 	if (total < 0)
 		return (int)total;
 	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = nsge ? list : NULL;
-	wr.num_sge = nsge;
+	verbs_recv_list(&wr, list, nsge, srq->dev->iwarp);
 	pthread_mutex_lock(&srq->lock);
 	if (atomic_load(&srq->refs) - 1 >= srq->max_wr ||
 	    !(s = free_pop(srq))) {
@@ -302,7 +301,7 @@ int verbs_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
 				      memory_order_relaxed);
 		free_push(srq, s);
 		atomic_fetch_sub_explicit(&srq->refs, 1, memory_order_relaxed);
-		err = err == ENOMEM ? -ENOSPC : -err;
+		err = verbs_post_err(err);
 	}
 out:
 	pthread_mutex_unlock(&srq->lock);

@@ -1511,6 +1511,14 @@ START_TEST(rdma_remote_faults)
 		finish();
 		return;
 	}
+	if (fault == F_PRIV && is_read && adapter_is("siw")) {
+		/* soft-iWARP (Linux 6.1) does not check a registration's
+		 * remote-read right for an inbound Read (dapl_verbs(7)) */
+		fprintf(stderr, "rdma_remote_faults: %s: siw does not check the "
+			"remote-read right; not run\n", what);
+		finish();
+		return;
+	}
 	client_ep(&e, 0, 0, 0);
 	sep = connect_to_server(&e, 0, 0);
 	switch (fault) {

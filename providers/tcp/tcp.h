@@ -55,6 +55,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
+#define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
 #define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this
                                         (DAPL_TCP_HANDSHAKE_MS) */
 /* Private data we take from the core (what dev_query reports); a peer

@@ -729,37 +729,42 @@ static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
 	return false;
 }
 
-/* Drives ep from the progress thread (the reference is dropped). */
+/* Drives ep from the progress thread (the reference is dropped).  It
+ * waits for the lock: a level-triggered socket whose consumer holds the
+ * lock would otherwise wake the thread again and again until the consumer
+ * has read it, each time taking the CPU from that consumer.  (No lock of
+ * ours is held here, and nobody holding ep->lock waits for the core.) */
 static void ep_service(struct dapl_tep *ep)
 {
+	uint64_t before;
 	unsigned d;
 
-	if (pthread_mutex_trylock(&ep->lock) == 0) {
-		uint64_t before = ep->rx_bytes;
-
-		tcp_ep_drive(ep);
-		d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
-		/* woken for nothing (a consumer got there first) while a
-		 * consumer drives it: stop waking for it.  A wakeup that
-		 * found data keeps it watched: nobody else is reading. */
-		if (ep->state == TCP_EP_CONNECTED && d != ep->drives_seen &&
-		    ep->rx_bytes == before && !ep->excluded) {
-			TCP_TRACE(ep, "excluded (a consumer drives it)");
-			ep->excluded = true;
-			tcp_dev_unwatch(ep);
-			pthread_mutex_lock(&ep->dev->lock);
-			timer_set(ep->dev, true);
-			pthread_mutex_unlock(&ep->dev->lock);
-		}
-		ep->drives_seen = d;
-		/* nobody else will carry what it owes */
-		if (ep->state == TCP_EP_CONNECTED && ep->ack_owed &&
-		    !ep->excluded) {
-			ep->force_ack = true;
-			tcp_ep_flush(ep);
-		}
-		pthread_mutex_unlock(&ep->lock);
+	pthread_mutex_lock(&ep->lock);
+	before = ep->rx_bytes;
+	tcp_ep_drive(ep);
+	d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+	/* woken for nothing (a consumer got there first) while a consumer
+	 * drives it, or a consumer busy-polls it (many drives since we last
+	 * looked): stop waking for it.  A wakeup that found data after a
+	 * drive or two keeps it watched: the consumer waits elsewhere
+	 * (on memory, say). */
+	if (ep->state == TCP_EP_CONNECTED && !ep->excluded &&
+	    d != ep->drives_seen &&
+	    (ep->rx_bytes == before || d - ep->drives_seen >= TCP_BUSY_DRIVES)) {
+		TCP_TRACE(ep, "excluded (a consumer drives it)");
+		ep->excluded = true;
+		tcp_dev_unwatch(ep);
+		pthread_mutex_lock(&ep->dev->lock);
+		timer_set(ep->dev, true);
+		pthread_mutex_unlock(&ep->dev->lock);
 	}
+	ep->drives_seen = d;
+	/* nobody else will carry what it owes */
+	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed && !ep->excluded) {
+		ep->force_ack = true;
+		tcp_ep_flush(ep);
+	}
+	pthread_mutex_unlock(&ep->lock);
 	atomic_fetch_sub(&ep->refs, 1);
 }
 

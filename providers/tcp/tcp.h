@@ -51,7 +51,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_READS_MAX 128            /* IRD/ORD we offer */
 #define TCP_FPDU_DATA 65024          /* payload bytes per FPDU at most */
 #define TCP_RX_BUF (128 * 1024)      /* staging buffer per endpoint */
-#define TCP_DIRECT_MIN 4096          /* read payload straight to its place above this */
+#define TCP_DIRECT_MIN 4096          /* after an FPDU this large, read the next header alone */
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
@@ -242,6 +242,7 @@ struct dapl_tep {
 	uint32_t cur_msg_seq;       /* inbound message number of the current Send/Write */
 	uint8_t *rbuf;              /* staging */
 	uint32_t rbuf_rd, rbuf_wr;
+	bool rx_big;                /* the last FPDU was large: read headers alone */
 };
 
 struct dapl_tconn {

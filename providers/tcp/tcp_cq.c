@@ -270,8 +270,16 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 {
 	struct dapl_tep *eps[64];
 	int n, i, got = 0, at = 0;
+	bool drive;
 
-	while ((n = snapshot(cq, eps, 64, &at)) > 0) {
+	pthread_mutex_lock(&cq->lock);
+	drive = cq->count == 0;
+	if (!drive)     /* still a consumer at work, for the progress thread */
+		for (i = 0; i < cq->neps; i++)
+			atomic_fetch_add_explicit(&cq->eps[i]->drives, 1,
+						  memory_order_relaxed);
+	pthread_mutex_unlock(&cq->lock);
+	while (drive && (n = snapshot(cq, eps, 64, &at)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct dapl_tep *ep = eps[i];
 

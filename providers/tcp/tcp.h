@@ -202,6 +202,9 @@ struct dapl_tep {
 	uint32_t drives_seen;       /* progress thread's copy */
 	bool excluded;              /* left out of the progress epoll */
 	bool want_out;              /* registered for EPOLLOUT */
+	uint32_t dev_ev;            /* events in the progress epoll, 0: not in it */
+	uint32_t cq_ev[2];          /* events in the send / receive CQ's epoll
+	                               (added when a consumer arms it), 0: not in it */
 
 	/* responses to the peer's Reads */
 	struct tcp_read_resp *resp;
@@ -257,6 +260,7 @@ struct dapl_tconn {
 	uint16_t peer_ird, peer_ord;    /* RFC 6581 values, with their flag bits */
 	bool v2;
 	struct sockaddr_storage peer;
+	struct sockaddr_storage local;  /* the listener's address */
 	uint8_t buf[MPA_HDR_LEN + MPA_PD_MAX];
 	struct dapl_tconn *next;        /* dev->conns */
 };
@@ -334,6 +338,8 @@ struct dapl_tdev {
 	struct dapl_tep *eps;
 	struct dapl_tep *pend_head, *pend_tail;
 	struct dapl_tsrq *srq_pend_head;
+	bool pumping;                   /* pumper is in cm_get_event */
+	pthread_t pumper;
 	/* the event cm_get_event returned last, and its private data */
 	uint8_t ev_buf[MPA_PD_MAX];
 };
@@ -412,6 +418,8 @@ void tcp_ep_flush_all(struct dapl_tep *ep);
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
 void tcp_ep_reset_streams(struct dapl_tep *ep);
+/* A fresh secret for the sink STags of our RDMA Reads (per connection). */
+void tcp_ep_new_salt(struct dapl_tep *ep);
 
 /* ---- tcp_cq.c ------------------------------------------------------------- */
 int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);
@@ -430,8 +438,9 @@ void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc,
 /* An endpoint is gone: its SRQ receives in the ring lose their owner, and
  * its entries stop counting against its queues. */
 void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep);
-void tcp_cq_watch(struct dapl_tcq *cq, int fd, bool out);
-void tcp_cq_unwatch(struct dapl_tcq *cq, int fd);
+/* ep->lock held: the socket's events changed (EPOLLOUT) in the CQ sets
+ * that hold it. */
+void tcp_cq_watch(struct dapl_tep *ep);
 
 /* ---- tcp_srq.c ------------------------------------------------------------ */
 int tcp_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,

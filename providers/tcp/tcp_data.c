@@ -157,6 +157,10 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->dst_off = 0;
 	ep->in_send = false;
 	ep->deadline_ms = 0;
+}
+
+void tcp_ep_new_salt(struct dapl_tep *ep)
+{
 	if (getrandom(&ep->sink_salt, sizeof(ep->sink_salt), GRND_NONBLOCK) !=
 	    (ssize_t)sizeof(ep->sink_salt))
 		ep->sink_salt = (uint32_t)(uintptr_t)ep;
@@ -425,7 +429,7 @@ static void update_out(struct dapl_tep *ep, bool want)
 		return;
 	ep->want_out = want;
 	tcp_dev_watch(ep);
-	tcp_cq_watch(ep->scq, ep->fd, want);
+	tcp_cq_watch(ep);
 }
 
 /* Builds the next batch; false if there is nothing to send. */

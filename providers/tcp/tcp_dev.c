@@ -396,14 +396,18 @@ void tcp_dev_watch(struct dapl_tep *ep)
 		ev |= EPOLLOUT;
 	if (ep->excluded && ep->state == TCP_EP_CONNECTED)
 		return;
-	if (epoll_set(dev->epfd, EPOLL_CTL_MOD, ep->fd, ev, tagged(ep, TAG_EP)) == -ENOENT)
-		epoll_set(dev->epfd, EPOLL_CTL_ADD, ep->fd, ev, tagged(ep, TAG_EP));
+	if (ep->dev_ev == ev)
+		return;
+	if (epoll_set(dev->epfd, ep->dev_ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+		      ep->fd, ev, tagged(ep, TAG_EP)) == 0)
+		ep->dev_ev = ev;
 }
 
 void tcp_dev_unwatch(struct dapl_tep *ep)
 {
-	if (ep->fd >= 0)
+	if (ep->fd >= 0 && ep->dev_ev)
 		(void)epoll_ctl(ep->dev->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	ep->dev_ev = 0;
 }
 
 /* ---- events --------------------------------------------------------------- */
@@ -441,7 +445,9 @@ void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 	else
 		dev->pend_head = ep;
 	dev->pend_tail = ep;
-	tcp_dev_notify(dev);
+	/* the thread in cm_get_event returns it before it is done */
+	if (!dev->pumping || !pthread_equal(dev->pumper, pthread_self()))
+		tcp_dev_notify(dev);
 }
 
 void tcp_dev_drop_events(struct dapl_tdev *dev, struct dapl_tep *ep)
@@ -481,6 +487,8 @@ int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 	 * TIME_WAIT) must not keep its port from a new listener; two
 	 * listening sockets on one port still collide (EADDRINUSE) */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* the sockets it accepts inherit it: one call, not one each */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&a, ss_len(&a)) || listen(fd, 1024)) {
 		err = -errno;
 		close(fd);
@@ -581,13 +589,15 @@ bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
 	return c != NULL;
 }
 
+static int conn_read(struct dapl_tconn *c);
+
 /* dev->lock held. */
 static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 {
 	struct dapl_tconn *c;
 	struct sockaddr_storage peer;
 	socklen_t plen;
-	int fd, n = 0, one = 1;
+	int fd, n = 0;
 
 	for (c = dev->conns; c; c = c->next)
 		if (!c->reported)
@@ -609,11 +619,16 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 			close(fd);
 			continue;
 		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* TCP_NODELAY it has from the listener */
 		c->fd = fd;
 		c->dev = dev;
 		c->listener = l;
 		c->peer = peer;
+		c->local = dev->addr;
+		if (c->local.ss_family == AF_INET)
+			((struct sockaddr_in *)&c->local)->sin_port = htons(l->port);
+		else
+			((struct sockaddr_in6 *)&c->local)->sin6_port = htons(l->port);
 		c->deadline_ms = tcp_now_ms() + dev->handshake_ms;
 		if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP,
 			      tagged(c, TAG_CONN))) {
@@ -624,6 +639,13 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 		dev->conns = c;
 		n++;
 		timer_set(dev, true);
+		/* the request has often come with the connection: read it
+		 * now rather than on the next wakeup */
+		if (conn_read(c) < 0) {
+			conn_unlink(dev, c);
+			tcp_conn_free(c);
+			n--;
+		}
 	}
 }
 
@@ -949,6 +971,10 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		return 0;
 	}
 	n = epoll_wait(dev->epfd, evs, 32, 0);
+	/* events this thread queues from here on are returned below: no
+	 * need to wake anyone for them (tcp_dev_queue_event) */
+	dev->pumping = true;
+	dev->pumper = pthread_self();
 	for (i = 0; i < n; i++) {
 		uint64_t d = evs[i].data.u64;
 		void *p = (void *)(uintptr_t)(d & ~(uint64_t)TAG_MASK);
@@ -998,6 +1024,7 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		kick_waiting(dev);
 
 	pthread_mutex_lock(&dev->lock);
+	dev->pumping = false;
 	n = next_event(dev, ev);
 	pthread_mutex_unlock(&dev->lock);
 	return n ? 0 : -EAGAIN;

@@ -106,7 +106,9 @@ fail:
 
 /* ep->lock held: closes the socket and forgets it everywhere.  Unread
  * input is read away first: closing over it would send a reset, which
- * can destroy a Terminate we just sent before the peer reads it. */
+ * can destroy a Terminate we just sent before the peer reads it.  The
+ * socket is never duplicated, so close() also takes it out of every
+ * epoll set it is in (the progress one and the CQs'). */
 static void drop_socket(struct dapl_tep *ep)
 {
 	char sink[4096];
@@ -117,13 +119,10 @@ static void drop_socket(struct dapl_tep *ep)
 	for (i = 0; i < 256; i++)
 		if (recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
 			break;
-	tcp_dev_unwatch(ep);
-	tcp_cq_unwatch(ep->scq, ep->fd);
-	if (ep->rcq != ep->scq)
-		tcp_cq_unwatch(ep->rcq, ep->fd);
-	shutdown(ep->fd, SHUT_RDWR);
 	close(ep->fd);
 	ep->fd = -1;
+	ep->dev_ev = 0;
+	ep->cq_ev[0] = ep->cq_ev[1] = 0;
 	ep->excluded = false;
 	ep->want_out = false;
 }
@@ -274,6 +273,7 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	tcp_ep_reset_streams(ep);
+	tcp_ep_new_salt(ep);
 	ep->fd = fd;
 	ep->active = true;
 	ep->terminal_sent = false;
@@ -305,9 +305,12 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		pthread_mutex_unlock(&ep->lock);
 		return 0;
 	}
+	/* on a near peer (loopback) the TCP handshake is often over by now:
+	 * the request goes at once, not from the progress thread on
+	 * EPOLLOUT */
+	tcp_ep_handshake(ep);
 	tcp_dev_watch(ep);
 	pthread_mutex_unlock(&ep->lock);
-	tcp_dev_need_tick(ep->dev);
 	return 0;
 }
 
@@ -315,12 +318,12 @@ void tcp_ep_go_connected(struct dapl_tep *ep)
 {
 	socklen_t l = sizeof(ep->local);
 
-	getsockname(ep->fd, (struct sockaddr *)&ep->local, &l);
+	/* a passive side knows its address: its listener's */
+	if (ep->active)
+		getsockname(ep->fd, (struct sockaddr *)&ep->local, &l);
 	ep->state = TCP_EP_CONNECTED;
 	ep->deadline_ms = 0;
-	tcp_cq_watch(ep->scq, ep->fd, false);
-	if (ep->rcq != ep->scq)
-		tcp_cq_watch(ep->rcq, ep->fd, false);
+	/* the CQs' epoll sets take the socket when a consumer arms them */
 	tcp_dev_watch(ep);
 }
 
@@ -331,17 +334,10 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 	struct dapl_tdev *dev = ep->dev;
 	uint32_t bits = 0, pd_len = 0, start, len, want;
 	ssize_t n;
-	int soerr = 0;
-	socklen_t sl = sizeof(soerr);
 
 	if (ep->state == TCP_EP_CONNECTING) {
-		if (getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
-		    soerr) {
-			tcp_ep_fail(ep, soerr == ECONNREFUSED ? DAPL_TCM_REJECTED
-							      : DAPL_TCM_UNREACHABLE,
-				    -soerr);
-			return;
-		}
+		/* a failed connect makes send() return its error (what
+		 * SO_ERROR holds), one still in progress EAGAIN */
 		while (ep->handshake_done < ep->handshake_len) {
 			n = send(ep->fd, ep->hs_buf + ep->handshake_done,
 				 ep->handshake_len - ep->handshake_done,
@@ -463,12 +459,14 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		return -ENOENT;
 	}
 	tcp_ep_reset_streams(ep);
+	tcp_ep_new_salt(ep);
 	ep->active = false;
 	ep->terminal_sent = false;
 	ep->ird = ird;
 	ep->ord = ord;
 	ep->ext_acks = conn->ext_acks;
 	ep->peer = conn->peer;
+	ep->local = conn->local;
 	ep->fd = conn->fd;
 	conn->fd = -1;
 	if (conn->v2 && (conn->peer_ird & MPA_V2_P2P)) {

@@ -463,7 +463,7 @@ void dapl_cm_stop(struct dapl_ia *ia)
 
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 			   DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
-			   DAT_COUNT size, const void *pdata)
+			   DAT_COUNT size, const void *pdata, bool *kick)
 {
 	struct dapl_ia *ia = ep->ia;
 	uint8_t buf[CM_BUF_LEN];
@@ -510,7 +510,7 @@ DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 	}
 	if (timeout != DAT_TIMEOUT_INFINITE) {
 		ep->deadline_ns = dapl_now_ns() + (uint64_t)timeout * 1000u;
-		dapl_cm_kick(ia);
+		*kick = true;
 	}
 	return DAT_SUCCESS;
 }
@@ -572,6 +572,19 @@ DAT_RETURN dapl_cm_reject(struct dapl_cr *cr)
 	return DAT_SUCCESS;
 }
 
+/* Hands the consumer what the transport has for it now, as the progress
+ * thread would a moment later: a transport that ends a connection at once
+ * (tcp closes its socket) has queued the event already, and the consumer
+ * waiting for it need not wait for the progress thread too.  ia->lock
+ * held, as in the progress thread. */
+static void pump_events(struct dapl_ia *ia)
+{
+	struct dapl_tcm_event ev;
+
+	while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+		handle_event(ia, &ev);
+}
+
 DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags)
 {
 	struct dapl_ia *ia = ep->ia;
@@ -579,10 +592,12 @@ DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags)
 	switch (ep->param.ep_state) {
 	case DAT_EP_STATE_CONNECTED:
 		ia->ops->disconnect(ep->tep);
-		if (flags == DAT_CLOSE_ABRUPT_FLAG)
+		if (flags == DAT_CLOSE_ABRUPT_FLAG) {
 			ep_fail(ep, DAT_CONNECTION_EVENT_DISCONNECTED, false);
-		else
+		} else {
 			ep->param.ep_state = DAT_EP_STATE_DISCONNECT_PENDING;
+			pump_events(ia);
+		}
 		return DAT_SUCCESS;
 	case DAT_EP_STATE_DISCONNECT_PENDING:
 		if (flags == DAT_CLOSE_ABRUPT_FLAG)

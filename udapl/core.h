@@ -421,10 +421,13 @@ void dapl_cm_stop(struct dapl_ia *ia);
 /* Makes the progress thread look at its timers again (a deadline was set). */
 void dapl_cm_kick(struct dapl_ia *ia);
 
-/* Consumer calls that need the state machine, ia->lock held. */
+/* Consumer calls that need the state machine, ia->lock held.  connect
+ * sets *kick when the caller is to dapl_cm_kick once it has let go of
+ * ia->lock (the thread then finds the lock free instead of sleeping on
+ * it). */
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 			   DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
-			   DAT_COUNT pdata_size, const void *pdata);
+			   DAT_COUNT pdata_size, const void *pdata, bool *kick);
 DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 			  DAT_COUNT pdata_size, const void *pdata);
 DAT_RETURN dapl_cm_reject(struct dapl_cr *cr);

@@ -734,6 +734,8 @@ DAT_RETURN dapl_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 			   DAT_CONNECT_FLAGS flags)
 {
 	struct dapl_ep *ep = ep_get(h);
+	struct dapl_ia *ia;
+	bool kick = false;
 	DAT_RETURN rc;
 
 	if (!ep)
@@ -747,15 +749,18 @@ DAT_RETURN dapl_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return rc;
 	if (flags != DAT_CONNECT_DEFAULT_FLAG)
 		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
-	pthread_mutex_lock(&ep->ia->lock);
+	ia = ep->ia;
+	pthread_mutex_lock(&ia->lock);
 	if (!ep_get(h))
 		rc = BAD_EP;
 	else
 		rc = ep_ready(ep);
 	if (rc == DAT_SUCCESS)
 		rc = dapl_cm_connect(ep, (const struct sockaddr *)addr, qual,
-				     timeout, size, pdata);
-	pthread_mutex_unlock(&ep->ia->lock);
+				     timeout, size, pdata, &kick);
+	pthread_mutex_unlock(&ia->lock);
+	if (kick)
+		dapl_cm_kick(ia);
 	return rc;
 }
 
@@ -765,6 +770,8 @@ DAT_RETURN dapl_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h,
 {
 	struct dapl_ep *ep = ep_get(h), *dup = ep_get(dup_h);
 	struct sockaddr_storage addr;
+	struct dapl_ia *ia;
+	bool kick = false;
 	DAT_CONN_QUAL qual;
 	DAT_RETURN rc;
 
@@ -775,7 +782,8 @@ DAT_RETURN dapl_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h,
 	rc = check_connect_args(ep, timeout, size, pdata, qos, 3);
 	if (rc != DAT_SUCCESS)
 		return rc;
-	pthread_mutex_lock(&ep->ia->lock);
+	ia = ep->ia;
+	pthread_mutex_lock(&ia->lock);
 	if (dup->param.ep_state != DAT_EP_STATE_CONNECTED) {
 		rc = dapl_ep_state_error(dup->param.ep_state);
 	} else if (!dup->connected_actively) {
@@ -790,9 +798,11 @@ DAT_RETURN dapl_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h,
 		rc = ep_ready(ep);
 		if (rc == DAT_SUCCESS)
 			rc = dapl_cm_connect(ep, (const struct sockaddr *)&addr,
-					     qual, timeout, size, pdata);
+					     qual, timeout, size, pdata, &kick);
 	}
-	pthread_mutex_unlock(&ep->ia->lock);
+	pthread_mutex_unlock(&ia->lock);
+	if (kick)
+		dapl_cm_kick(ia);
 	return rc;
 }
 

@@ -459,6 +459,19 @@ void dapl_cm_stop(struct dapl_ia *ia)
 	ia->wake_fd = -1;
 }
 
+/* Hands the consumer what the transport has for it now, as the progress
+ * thread would a moment later: a transport that connects an accepted EP
+ * or ends a connection at once (tcp) has queued the event already, and
+ * the consumer waiting for it need not wait for the progress thread too.
+ * ia->lock held, as in the progress thread. */
+static void pump_events(struct dapl_ia *ia)
+{
+	struct dapl_tcm_event ev;
+
+	while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+		handle_event(ia, &ev);
+}
+
 /* ---- consumer calls (ia->lock held, arguments checked) ---------------------- */
 
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
@@ -554,6 +567,9 @@ DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 		return dapl_errno_to_dat(err);
 	}
 	ep->param.ep_state = DAT_EP_STATE_COMPLETION_PENDING;
+	/* a transport connected at once (tcp with a libdat peer) has
+	 * queued ESTABLISHED already */
+	pump_events(ia);
 	return DAT_SUCCESS;
 }
 
@@ -570,19 +586,6 @@ DAT_RETURN dapl_cm_reject(struct dapl_cr *cr)
 	cr->conn = NULL;
 	dapl_cr_destroy(cr);
 	return DAT_SUCCESS;
-}
-
-/* Hands the consumer what the transport has for it now, as the progress
- * thread would a moment later: a transport that ends a connection at once
- * (tcp closes its socket) has queued the event already, and the consumer
- * waiting for it need not wait for the progress thread too.  ia->lock
- * held, as in the progress thread. */
-static void pump_events(struct dapl_ia *ia)
-{
-	struct dapl_tcm_event ev;
-
-	while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
-		handle_event(ia, &ev);
 }
 
 DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags)

@@ -257,6 +257,7 @@ struct dapl_tconn {
 	uint32_t bits, pd_len;
 	bool reported;
 	bool ext_acks;
+	bool ext_early;                 /* ... and takes FPDUs right after the reply */
 	uint16_t peer_ird, peer_ord;    /* RFC 6581 values, with their flag bits */
 	bool v2;
 	struct sockaddr_storage peer;

@@ -710,8 +710,10 @@ static int conn_read(struct dapl_tconn *c)
 
 		if (c->pd_len >= start + TCP_EXT_LEN &&
 		    get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
-		    (get16(end - 2) & TCP_EXT_F_ACKS))
+		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
 			c->ext_acks = true;
+			c->ext_early = (get16(end - 2) & TCP_EXT_F_EARLY) != 0;
+		}
 	}
 	return 1;
 }

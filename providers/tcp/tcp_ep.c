@@ -222,11 +222,11 @@ static void put_v2(uint8_t *p, uint16_t ird, uint16_t ord, uint32_t ird_flags,
 	put16(p + 2, (ord & MPA_V2_LIMIT_MASK) | ord_flags);
 }
 
-static void put_ext(uint8_t *p)
+static void put_ext(uint8_t *p, uint32_t flags)
 {
 	put32(p, TCP_EXT_MAGIC);
 	put16(p + 4, TCP_EXT_VERSION);
-	put16(p + 6, TCP_EXT_F_ACKS);
+	put16(p + 6, flags);
 }
 
 static uint16_t clamp_limit(uint16_t v)
@@ -287,7 +287,8 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	       MPA_V2_P2P, MPA_V2_WRITE_RTR);
 	if (len)
 		memcpy(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN, pdata, len);
-	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len);
+	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len,
+		TCP_EXT_F_ACKS | TCP_EXT_F_EARLY);
 	ep->handshake_len = (uint32_t)(MPA_HDR_LEN + pd);
 	ep->handshake_done = 0;
 	ep->state = TCP_EP_CONNECTING;
@@ -469,7 +470,9 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	ep->local = conn->local;
 	ep->fd = conn->fd;
 	conn->fd = -1;
-	if (conn->v2 && (conn->peer_ird & MPA_V2_P2P)) {
+	/* a libdat initiator that takes FPDUs right behind the reply needs
+	 * no RTR: we are connected once the reply is out */
+	if (conn->v2 && (conn->peer_ird & MPA_V2_P2P) && !conn->ext_early) {
 		if (conn->peer_ord & MPA_V2_WRITE_RTR)
 			ord_flags = MPA_V2_WRITE_RTR;
 		else if (conn->peer_ord & MPA_V2_READ_RTR)
@@ -479,8 +482,9 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 			ep->rtr_pending = true;
 		}
 	}
-	/* without an RTR the initiator speaks first (RFC 5044) */
-	ep->hold_tx = !ep->rtr_pending;
+	/* without an RTR the initiator speaks first (RFC 5044), unless it
+	 * said it needs not */
+	ep->hold_tx = !ep->rtr_pending && !conn->ext_early;
 	off = MPA_HDR_LEN;
 	pd = len + (conn->v2 ? MPA_V2_LEN : 0) + (ep->ext_acks ? TCP_EXT_LEN : 0);
 	mpa_put_hdr(f, false, conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1,
@@ -494,7 +498,8 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		memcpy(f + off, pdata, len);
 	off += len;
 	if (ep->ext_acks) {
-		put_ext(f + off);
+		put_ext(f + off, TCP_EXT_F_ACKS |
+			(conn->ext_early ? TCP_EXT_F_EARLY : 0));
 		off += TCP_EXT_LEN;
 	}
 	free(conn);

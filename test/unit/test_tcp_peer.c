@@ -576,13 +576,15 @@ static int stream_end(int fd)
 struct peer {
 	int fd;
 	bool ext;               /* both announced the libdat ack extension */
+	bool early;             /* ... and we take FPDUs right behind the reply */
 	uint32_t count;         /* what goes in our CRC fields */
 };
 
-enum { PEER_EXT = 1u << 0 };
+enum { PEER_EXT = 1u << 0, PEER_EARLY = 1u << 1 };
 
 /* An MPA request: revision 2, RFC 6581 IRD/ORD 4 with peer-to-peer and a
- * zero-length Write as RTR, the libdat trailer with PEER_EXT. */
+ * zero-length Write as RTR, the libdat trailer with PEER_EXT (and
+ * TCP_EXT_F_EARLY with PEER_EARLY). */
 static void peer_request(struct peer *p, unsigned flags)
 {
 	uint8_t f[MPA_HDR_LEN + MPA_V2_LEN + TCP_EXT_LEN];
@@ -594,9 +596,11 @@ static void peer_request(struct peer *p, unsigned flags)
 	if (flags & PEER_EXT) {
 		put32(f + MPA_HDR_LEN + 4, TCP_EXT_MAGIC);
 		put16(f + MPA_HDR_LEN + 8, TCP_EXT_VERSION);
-		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_ACKS);
+		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_ACKS |
+		      ((flags & PEER_EARLY) ? TCP_EXT_F_EARLY : 0));
 	}
 	p->ext = (flags & PEER_EXT) != 0;
+	p->early = p->ext && (flags & PEER_EARLY);
 	p->count = 0;
 	send_all(p->fd, f, MPA_HDR_LEN + pd);
 }
@@ -612,12 +616,14 @@ static void peer_reply(struct peer *p)
 	ck_assert_uint_eq(bits, MPA_FLAG_ENHANCED | 2);
 	ck_assert_uint_eq(pd_len, MPA_V2_LEN + (p->ext ? TCP_EXT_LEN : 0));
 	ck_assert_int_eq(read_exact(p->fd, f + MPA_HDR_LEN, pd_len), 1);
-	ck_assert_uint_eq(get16(f + MPA_HDR_LEN), 4 | MPA_V2_P2P);
-	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2), 4 | MPA_V2_WRITE_RTR);
+	/* an initiator that takes FPDUs at once is asked for no RTR */
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN), p->early ? 4 : 4 | MPA_V2_P2P);
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2),
+			  p->early ? 4 : 4 | MPA_V2_WRITE_RTR);
 	if (p->ext) {
 		ck_assert_uint_eq(get32(f + MPA_HDR_LEN + 4), TCP_EXT_MAGIC);
-		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 10) & TCP_EXT_F_ACKS,
-				  TCP_EXT_F_ACKS);
+		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 10),
+				  TCP_EXT_F_ACKS | (p->early ? TCP_EXT_F_EARLY : 0));
 	}
 }
 
@@ -1639,6 +1645,87 @@ START_TEST(lying_acks)
 }
 END_TEST
 
+/* A libdat initiator that takes FPDUs right behind the reply
+ * (TCP_EXT_F_EARLY): the reply asks for no RTR, the accepted endpoint is
+ * ESTABLISHED before the peer sends another byte, and it may send first
+ * (its Send follows the reply on the wire).  _i 1: the EARLY bit without
+ * the ACKS bit is no libdat trailer: those 8 bytes are the consumer's
+ * private data and the RTR is still awaited. */
+START_TEST(early_initiator)
+{
+	struct bed b;
+	struct buf sb, rb;
+	struct dapl_tsge sge;
+	struct evc c;
+	uint8_t f[MPA_HDR_LEN + MPA_PD_MAX];
+	uint32_t bits = 0, pd_len = 0;
+
+	bed_up(&b, 4, 4);
+	buf_make(&sb, b.s.pd, 256, 21);
+	buf_make(&rb, b.s.pd, 64, 22);
+	post_recv(&b.s, &rb, 0, 64, 0xe0);
+	b.p.fd = raw_connect(b.port);
+	if (_i == 0) {
+		peer_request(&b.p, PEER_EXT | PEER_EARLY);
+		c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+		ck_assert_uint_eq(c.ev.pdata_len, 0);
+		do_accept(c.ev.conn, b.s.ep);
+		/* connected with nothing more from the peer */
+		take(b.s.ep, DAPL_TCM_ESTABLISHED);
+		sge = sge_of(&sb, 0, 100);
+		ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0x61,
+					      DAPL_TPOST_SIGNALED), 0);
+		peer_reply(&b.p);
+		peer_sees_send(&b, 1, 100);
+		expect_cq_empty(b.s.scq);
+		peer_send_count(&b, 1, 1, 0xe0);
+		expect_wc(b.s.scq, 0x61, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 0);
+	} else {
+		mpa_put_hdr(f, true, MPA_FLAG_ENHANCED | 2,
+			    MPA_V2_LEN + TCP_EXT_LEN);
+		put16(f + MPA_HDR_LEN, 4 | MPA_V2_P2P);
+		put16(f + MPA_HDR_LEN + 2, 4 | MPA_V2_WRITE_RTR);
+		put32(f + MPA_HDR_LEN + 4, TCP_EXT_MAGIC);
+		put16(f + MPA_HDR_LEN + 8, TCP_EXT_VERSION);
+		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_EARLY);
+		send_all(b.p.fd, f, MPA_HDR_LEN + MPA_V2_LEN + TCP_EXT_LEN);
+		c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+		ck_assert_uint_eq(c.ev.pdata_len, TCP_EXT_LEN);
+		do_accept(c.ev.conn, b.s.ep);
+		ck_assert_int_eq(read_exact(b.p.fd, f, MPA_HDR_LEN), 1);
+		ck_assert(mpa_get_hdr(f, false, &bits, &pd_len));
+		ck_assert_uint_eq(pd_len, MPA_V2_LEN);
+		ck_assert_int_eq(read_exact(b.p.fd, f + MPA_HDR_LEN, pd_len), 1);
+		ck_assert_uint_eq(get16(f + MPA_HDR_LEN), 4 | MPA_V2_P2P);
+		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2), 4 | MPA_V2_WRITE_RTR);
+		/* not ESTABLISHED, nothing sent, until the RTR */
+		sge = sge_of(&sb, 0, 100);
+		ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0x61,
+					      DAPL_TPOST_SIGNALED), -ENOTCONN);
+		send_all(b.p.fd, f, mk_rtr(f));
+		take(b.s.ep, DAPL_TCM_ESTABLISHED);
+		ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0x61,
+					      DAPL_TPOST_SIGNALED), 0);
+		b.p.ext = false;
+		peer_sees_send(&b, 1, 100);
+		/* without acks a Send completes once the socket took it */
+		expect_wc(b.s.scq, 0x61, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 0);
+	}
+	do_disconnect(b.s.ep);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	if (_i == 1) {
+		uint64_t rest = 0xe0;
+
+		expect_flushed_once(b.s.rcq, &rest, 1, DAPL_TWC_RECV);
+	}
+	expect_cq_empty(b.s.scq);
+	expect_cq_empty(b.s.rcq);
+	buf_free(&sb);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- 8. Read Responses nobody asked for ------------------------------------------ */
 
 /* _i: 0 a Read Response with no Read outstanding, aimed like an RDMA Write
@@ -1792,6 +1879,7 @@ static Suite *suite(void)
 		ADD(tc, stags_not_recoverable);
 	ADD(tc, half_open_dropped);
 	ADD(tc, rtr_never_comes);
+	ADD_LOOP(tc, early_initiator, 2);
 	ADD(tc, half_open_flood);
 	ADD_LOOP(tc, garbage_after_handshake, 6);
 	ADD(tc, peer_stops_reading);

@@ -56,6 +56,8 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
 #define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
+#define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
+#define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
 #define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this
                                         (DAPL_TCP_HANDSHAKE_MS) */
 /* Private data we take from the core (what dev_query reports); a peer
@@ -195,6 +197,7 @@ struct dapl_tep {
 	uint32_t term_len;
 	bool term_queued, term_sent;
 	bool ack_owed;              /* placed count changed since we last told */
+	uint32_t rx_unacked;        /* Send/Write bytes received since we last told */
 	uint8_t ack_age;            /* drives since it became owed */
 	bool ack_ticked;            /* a tick saw it owed: the next one sends it */
 	bool force_ack;             /* send a bare ack even without traffic */

@@ -145,6 +145,7 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->term_queued = ep->term_sent = false;
 	ep->ack_owed = ep->force_ack = false;
 	ep->ack_age = 0;
+	ep->rx_unacked = 0;
 	ep->got_fpdu = ep->hold_tx = false;
 	ep->rtr_write = ep->rtr_pending = false;
 	ep->stalled = false;
@@ -280,6 +281,7 @@ static void batch_add(struct dapl_tep *ep, int slot, size_t hlen,
 		  dlen, ep->rx_placed);
 	if (ep->ext_acks) {
 		ep->told_placed = ep->rx_placed;
+		ep->rx_unacked = 0;
 		ep->ack_owed = false;
 		ep->force_ack = false;
 		ep->ack_age = 0;
@@ -1180,6 +1182,8 @@ static ssize_t place_direct(struct dapl_tep *ep, bool *drained)
 /* The FPDU is complete (trailer read). */
 static bool end_fpdu(struct dapl_tep *ep)
 {
+	if (ep->dst != DST_READ)
+		ep->rx_unacked += ep->data_len;
 	if (ep->ext_acks) {
 		uint32_t placed = get32(ep->trailer + ep->trailer_len - 4);
 
@@ -1413,6 +1417,16 @@ static bool rx_drive(struct dapl_tep *ep)
 			ep->hdr_have = 0;
 			if (!end_fpdu(ep))
 				return false;
+			/* a long stream in one drive: the sender may be
+			 * waiting for these to complete, tell it now */
+			if (ep->ext_acks && ep->ack_owed &&
+			    (ep->rx_placed - ep->told_placed >= TCP_ACK_MSGS ||
+			     ep->rx_unacked >= TCP_ACK_BYTES)) {
+				ep->force_ack = true;
+				tcp_ep_flush(ep);
+				if (ep->state != TCP_EP_CONNECTED)
+					return false;
+			}
 			break;
 		}
 	}

@@ -1726,6 +1726,46 @@ START_TEST(early_initiator)
 }
 END_TEST
 
+/* A burst of RDMA Writes read in one drive: the placed count goes back
+ * while the drive goes on, at least every TCP_ACK_MSGS (16) messages, not
+ * once at its end (a sender with a short queue would wait for it). */
+#define BURST 40
+START_TEST(acks_keep_up)
+{
+	struct bed b;
+	struct buf t;
+	uint8_t f[BURST * 64], d[BURST][16];
+	uint32_t last = 0;
+	size_t n = 0;
+	int i;
+
+	bed_up(&b, 4, 4);
+	buf_make(&t, b.s.pd, sizeof(d), 23);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, PEER_EXT);
+	for (i = 0; i < BURST; i++) {
+		pattern(d[i], sizeof(d[i]), 100 + (unsigned)i);
+		n += mk_write(f + n, t.rkey, buf_addr(&t) + (uint64_t)i * 16,
+			      d[i], 16, 0);
+	}
+	send_all(b.p.fd, f, n);
+	while (last < BURST) {
+		ck_assert_msg(read_fpdu(b.p.fd, &rx), "no ack after %u", last);
+		ck_assert_msg(rx.tagged && rx.op == RDMAP_WRITE && rx.stag == 0 &&
+			      rx.dlen == 0 && rx.last, "not a bare ack");
+		ck_assert_msg(rx.crc > last && rx.crc - last <= 16 &&
+			      rx.crc <= BURST, "placed count %u after %u",
+			      rx.crc, last);
+		last = rx.crc;
+	}
+	ep_sync(b.s.ep);
+	ck_assert_int_eq(memcmp(t.p, d, sizeof(d)), 0);
+	do_disconnect(b.s.ep);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	buf_free(&t);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- 8. Read Responses nobody asked for ------------------------------------------ */
 
 /* _i: 0 a Read Response with no Read outstanding, aimed like an RDMA Write
@@ -1884,6 +1924,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, garbage_after_handshake, 6);
 	ADD(tc, peer_stops_reading);
 	ADD(tc, lying_acks);
+	ADD(tc, acks_keep_up);
 	ADD_LOOP(tc, unasked_read_response, 6);
 	suite_add_tcase(s, tc);
 	return s;

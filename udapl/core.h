@@ -105,6 +105,8 @@ struct dapl_ia {
 	bool progress_running;
 	bool stopping;
 	int wake_fd;                          /* eventfd: wakes the progress thread */
+	int timer_fd;                         /* timerfd: the earliest connect deadline */
+	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
 };
 
 /* The IA behind a handle (checked), or NULL. */
@@ -418,16 +420,13 @@ void dapl_cr_destroy(struct dapl_cr *cr); /* ia->lock held */
 /* Starts / stops the IA's progress thread. */
 int dapl_cm_start(struct dapl_ia *ia);
 void dapl_cm_stop(struct dapl_ia *ia);
-/* Makes the progress thread look at its timers again (a deadline was set). */
+/* Wakes the progress thread (to stop it). */
 void dapl_cm_kick(struct dapl_ia *ia);
 
-/* Consumer calls that need the state machine, ia->lock held.  connect
- * sets *kick when the caller is to dapl_cm_kick once it has let go of
- * ia->lock (the thread then finds the lock free instead of sleeping on
- * it). */
+/* Consumer calls that need the state machine, ia->lock held. */
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 			   DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
-			   DAT_COUNT pdata_size, const void *pdata, bool *kick);
+			   DAT_COUNT pdata_size, const void *pdata);
 DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 			  DAT_COUNT pdata_size, const void *pdata);
 DAT_RETURN dapl_cm_reject(struct dapl_cr *cr);

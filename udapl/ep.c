@@ -734,8 +734,6 @@ DAT_RETURN dapl_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 			   DAT_CONNECT_FLAGS flags)
 {
 	struct dapl_ep *ep = ep_get(h);
-	struct dapl_ia *ia;
-	bool kick = false;
 	DAT_RETURN rc;
 
 	if (!ep)
@@ -749,18 +747,15 @@ DAT_RETURN dapl_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return rc;
 	if (flags != DAT_CONNECT_DEFAULT_FLAG)
 		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
-	ia = ep->ia;
-	pthread_mutex_lock(&ia->lock);
+	pthread_mutex_lock(&ep->ia->lock);
 	if (!ep_get(h))
 		rc = BAD_EP;
 	else
 		rc = ep_ready(ep);
 	if (rc == DAT_SUCCESS)
 		rc = dapl_cm_connect(ep, (const struct sockaddr *)addr, qual,
-				     timeout, size, pdata, &kick);
-	pthread_mutex_unlock(&ia->lock);
-	if (kick)
-		dapl_cm_kick(ia);
+				     timeout, size, pdata);
+	pthread_mutex_unlock(&ep->ia->lock);
 	return rc;
 }
 
@@ -770,8 +765,6 @@ DAT_RETURN dapl_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h,
 {
 	struct dapl_ep *ep = ep_get(h), *dup = ep_get(dup_h);
 	struct sockaddr_storage addr;
-	struct dapl_ia *ia;
-	bool kick = false;
 	DAT_CONN_QUAL qual;
 	DAT_RETURN rc;
 
@@ -782,8 +775,7 @@ DAT_RETURN dapl_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h,
 	rc = check_connect_args(ep, timeout, size, pdata, qos, 3);
 	if (rc != DAT_SUCCESS)
 		return rc;
-	ia = ep->ia;
-	pthread_mutex_lock(&ia->lock);
+	pthread_mutex_lock(&ep->ia->lock);
 	if (dup->param.ep_state != DAT_EP_STATE_CONNECTED) {
 		rc = dapl_ep_state_error(dup->param.ep_state);
 	} else if (!dup->connected_actively) {
@@ -798,11 +790,9 @@ DAT_RETURN dapl_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h,
 		rc = ep_ready(ep);
 		if (rc == DAT_SUCCESS)
 			rc = dapl_cm_connect(ep, (const struct sockaddr *)&addr,
-					     qual, timeout, size, pdata, &kick);
+					     qual, timeout, size, pdata);
 	}
-	pthread_mutex_unlock(&ia->lock);
-	if (kick)
-		dapl_cm_kick(ia);
+	pthread_mutex_unlock(&ep->ia->lock);
 	return rc;
 }
 

@@ -249,6 +249,7 @@ struct dapl_tep {
 	uint8_t *rbuf;              /* staging */
 	uint32_t rbuf_rd, rbuf_wr;
 	bool rx_big;                /* the last FPDU was large: read headers alone */
+	bool rx_eof;                /* the peer's FIN was read */
 };
 
 struct dapl_tconn {
@@ -259,6 +260,7 @@ struct dapl_tconn {
 	uint32_t have;
 	uint32_t bits, pd_len;
 	bool reported;
+	bool watched;                   /* in the progress epoll */
 	bool ext_acks;
 	bool ext_early;                 /* ... and takes FPDUs right after the reply */
 	uint16_t peer_ird, peer_ord;    /* RFC 6581 values, with their flag bits */
@@ -324,6 +326,7 @@ struct dapl_tmw {
 };
 
 #define TCP_STAG_BUCKETS 1024
+#define TCP_SALTS 64
 
 struct dapl_tdev {
 	pthread_mutex_t lock;
@@ -344,6 +347,11 @@ struct dapl_tdev {
 	struct dapl_tsrq *srq_pend_head;
 	bool pumping;                   /* pumper is in cm_get_event */
 	pthread_t pumper;
+	bool self_pump;                 /* self_pumper calls cm_get_event next */
+	pthread_t self_pumper;
+	bool polled;                    /* the last pass emptied the epoll set */
+	uint32_t salts[TCP_SALTS];      /* getrandom() output not used yet */
+	unsigned salts_left;
 	/* the event cm_get_event returned last, and its private data */
 	uint8_t ev_buf[MPA_PD_MAX];
 };
@@ -361,6 +369,7 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);
 void tcp_dev_close(struct dapl_tdev *dev);
 int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
+void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
 int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
 void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);

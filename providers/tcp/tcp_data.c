@@ -154,6 +154,7 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->hdr_have = 0;
 	ep->rbuf_rd = ep->rbuf_wr = 0;
 	ep->rx_big = false;
+	ep->rx_eof = false;
 	ep->dst = DST_NONE;
 	ep->dst_off = 0;
 	ep->in_send = false;
@@ -162,9 +163,22 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 
 void tcp_ep_new_salt(struct dapl_tep *ep)
 {
-	if (getrandom(&ep->sink_salt, sizeof(ep->sink_salt), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(ep->sink_salt))
+	struct dapl_tdev *dev = ep->dev;
+
+	/* getrandom() output kept for the next connections: one call for
+	 * TCP_SALTS of them */
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->salts_left &&
+	    getrandom(dev->salts, sizeof(dev->salts), GRND_NONBLOCK) ==
+	    (ssize_t)sizeof(dev->salts))
+		dev->salts_left = TCP_SALTS;
+	if (dev->salts_left) {
+		ep->sink_salt = dev->salts[--dev->salts_left];
+		dev->salts[dev->salts_left] = 0;
+	} else {
 		ep->sink_salt = (uint32_t)(uintptr_t)ep;
+	}
+	pthread_mutex_unlock(&dev->lock);
 }
 
 /* ---- completing the send queue ------------------------------------------- */
@@ -1159,6 +1173,7 @@ static ssize_t place_direct(struct dapl_tep *ep, bool *drained)
 		n = recvmsg(ep->fd, &m, MSG_DONTWAIT);
 	}
 	if (n == 0) {
+		ep->rx_eof = true;
 		tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
 		return -1;
 	}
@@ -1345,6 +1360,7 @@ static bool rx_drive(struct dapl_tep *ep)
 			ep->rbuf_rd = ep->rbuf_wr = 0;
 			r = recv(ep->fd, ep->rbuf, want, MSG_DONTWAIT);
 			if (r == 0) {
+				ep->rx_eof = true;
 				tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
 				return false;
 			}

@@ -412,6 +412,16 @@ void tcp_dev_unwatch(struct dapl_tep *ep)
 
 /* ---- events --------------------------------------------------------------- */
 
+/* dev->lock held: this thread returns what it queues before the progress
+ * thread needs to hear of it. */
+static bool pumping_here(const struct dapl_tdev *dev)
+{
+	pthread_t me = pthread_self();
+
+	return (dev->pumping && pthread_equal(dev->pumper, me)) ||
+	       (dev->self_pump && pthread_equal(dev->self_pumper, me));
+}
+
 void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 			 enum dapl_tcm_event_type type, int status,
 			 const void *pdata, size_t len)
@@ -446,7 +456,7 @@ void tcp_dev_queue_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 		dev->pend_head = ep;
 	dev->pend_tail = ep;
 	/* the thread in cm_get_event returns it before it is done */
-	if (!dev->pumping || !pthread_equal(dev->pumper, pthread_self()))
+	if (!pumping_here(dev))
 		tcp_dev_notify(dev);
 }
 
@@ -597,7 +607,7 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 	struct dapl_tconn *c;
 	struct sockaddr_storage peer;
 	socklen_t plen;
-	int fd, n = 0;
+	int fd, n = 0, r;
 
 	for (c = dev->conns; c; c = c->next)
 		if (!c->reported)
@@ -630,22 +640,28 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 		else
 			((struct sockaddr_in6 *)&c->local)->sin6_port = htons(l->port);
 		c->deadline_ms = tcp_now_ms() + dev->handshake_ms;
-		if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP,
-			      tagged(c, TAG_CONN))) {
+		/* the request has often come with the connection: read it
+		 * now; only a request still to come needs the epoll set and
+		 * the timer (its deadline) */
+		r = conn_read(c);
+		if (r < 0) {
 			tcp_conn_free(c);
 			continue;
 		}
+		if (r == 0) {
+			if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd,
+				      EPOLLIN | EPOLLRDHUP, tagged(c, TAG_CONN))) {
+				tcp_conn_free(c);
+				continue;
+			}
+			c->watched = true;
+			timer_set(dev, true);
+		}
 		c->next = dev->conns;
 		dev->conns = c;
-		n++;
-		timer_set(dev, true);
-		/* the request has often come with the connection: read it
-		 * now rather than on the next wakeup */
-		if (conn_read(c) < 0) {
-			conn_unlink(dev, c);
-			tcp_conn_free(c);
-			n--;
-		}
+		/* one per pass: the listener, level-triggered, brings the
+		 * next, and the common case saves an accept4 that fails */
+		return;
 	}
 }
 
@@ -943,7 +959,9 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			continue;
 		c->reported = true;
 		c->listener->unanswered++;
-		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		if (c->watched)
+			(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		c->watched = false;
 		start = c->v2 ? MPA_V2_LEN : 0;
 		len = c->pd_len - start;
 		if (c->ext_acks)
@@ -960,6 +978,16 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	return false;
 }
 
+/* The calling thread will call cm_get_event until -EAGAIN before the
+ * progress thread needs to know (transport.h). */
+void tcp_cm_self_pump(struct dapl_tdev *dev, bool on)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->self_pump = on;
+	dev->self_pumper = pthread_self();
+	pthread_mutex_unlock(&dev->lock);
+}
+
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 {
 	struct epoll_event evs[32];
@@ -971,6 +999,16 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	if (next_event(dev, ev)) {
 		pthread_mutex_unlock(&dev->lock);
 		return 0;
+	}
+	/* A thread collecting what its own call queued (cm_self_pump)
+	 * leaves the fds to the progress thread; and right after a pass
+	 * over the epoll set that emptied it, the caller polls before
+	 * calling again (transport.h), which shows anything new. */
+	if ((dev->self_pump && pthread_equal(dev->self_pumper, pthread_self())) ||
+	    dev->polled) {
+		dev->polled = false;
+		pthread_mutex_unlock(&dev->lock);
+		return -EAGAIN;
 	}
 	n = epoll_wait(dev->epfd, evs, 32, 0);
 	/* events this thread queues from here on are returned below: no
@@ -1027,7 +1065,8 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 
 	pthread_mutex_lock(&dev->lock);
 	dev->pumping = false;
-	n = next_event(dev, ev);
+	i = next_event(dev, ev);
+	dev->polled = i && n < 32;
 	pthread_mutex_unlock(&dev->lock);
-	return n ? 0 : -EAGAIN;
+	return i ? 0 : -EAGAIN;
 }

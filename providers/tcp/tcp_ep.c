@@ -116,7 +116,7 @@ static void drop_socket(struct dapl_tep *ep)
 
 	if (ep->fd < 0)
 		return;
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < 256 && !ep->rx_eof; i++)
 		if (recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
 			break;
 	close(ep->fd);
@@ -356,18 +356,27 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 		ep->state = TCP_EP_MPA_REQ;
 		ep->handshake_done = 0;
 		tcp_dev_watch(ep);   /* no more EPOLLOUT */
+		return;              /* the reply cannot be there yet */
 	}
 	if (ep->state != TCP_EP_MPA_REQ)
 		return;
-	/* the reply: header, then exactly its private data (FPDUs follow) */
+	/* the reply, header then private data, in as few reads as it
+	 * takes; what follows it in the same read (the first FPDUs of a
+	 * responder that need not wait for our RTR) goes to the staging
+	 * buffer */
 	for (;;) {
 		want = MPA_HDR_LEN;
-		if (ep->handshake_done >= MPA_HDR_LEN)
-			want += get16(ep->hs_buf + 18);
-		if (ep->handshake_done == want)
+		if (ep->handshake_done >= MPA_HDR_LEN) {
+			if (!mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len)) {
+				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
+				return;
+			}
+			want += pd_len;
+		}
+		if (ep->handshake_done >= want)
 			break;
 		n = recv(ep->fd, ep->hs_buf + ep->handshake_done,
-			 want - ep->handshake_done, MSG_DONTWAIT);
+			 sizeof(ep->hs_buf) - ep->handshake_done, MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			/* the peer went away before it answered */
 			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR,
@@ -377,13 +386,11 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 		if (n < 0)
 			return;
 		ep->handshake_done += (uint32_t)n;
-		if (ep->handshake_done == MPA_HDR_LEN &&
-		    !mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len)) {
-			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
-			return;
-		}
 	}
-	mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len);
+	ep->rbuf_rd = 0;
+	ep->rbuf_wr = ep->handshake_done - want;
+	if (ep->rbuf_wr)
+		memcpy(ep->rbuf, ep->hs_buf + want, ep->rbuf_wr);
 	start = ((bits & MPA_REV_MASK) == 2 && (bits & MPA_FLAG_ENHANCED) &&
 		 pd_len >= MPA_V2_LEN) ? MPA_V2_LEN : 0;
 	len = pd_len - start;
@@ -433,6 +440,10 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 	tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0,
 			    ep->hs_buf + MPA_HDR_LEN + start, len);
 	pthread_mutex_unlock(&dev->lock);
+	/* FPDUs read with the reply: the socket may have nothing more to
+	 * wake anyone for them */
+	if (ep->state == TCP_EP_CONNECTED && ep->rbuf_wr)
+		tcp_ep_drive(ep);
 }
 
 int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
@@ -522,7 +533,8 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0, NULL, 0);
 		pthread_mutex_unlock(&dev->lock);
 	}
-	tcp_ep_drive(ep);
+	/* nothing to read yet (the initiator answers our reply): its
+	 * socket, now watched, wakes the progress thread when it does */
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 }

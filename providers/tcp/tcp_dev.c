@@ -688,23 +688,28 @@ static void conn_refuse(struct dapl_tconn *c)
  * request is complete and acceptable, 0 for more to come, -1 to drop. */
 static int conn_read(struct dapl_tconn *c)
 {
-	uint32_t want = MPA_HDR_LEN;
+	uint32_t want;
 	ssize_t n;
 
+	/* as much as the buffer takes: the request in one read, and what
+	 * came behind it (an initiator that did not wait for the reply)
+	 * is kept for the endpoint (tcp_accept) */
 	for (;;) {
-		if (c->have >= MPA_HDR_LEN)
-			want = MPA_HDR_LEN + c->pd_len;
-		if (c->have == want)
+		want = MPA_HDR_LEN;
+		if (c->have >= MPA_HDR_LEN) {
+			if (!mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
+				return -1;   /* not an MPA request: a stranger */
+			want += c->pd_len;
+		}
+		if (c->have >= want)
 			break;
-		n = recv(c->fd, c->buf + c->have, want - c->have, MSG_DONTWAIT);
+		n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have,
+			 MSG_DONTWAIT);
 		if (n == 0)
 			return -1;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		c->have += (uint32_t)n;
-		if (c->have == MPA_HDR_LEN &&
-		    !mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
-			return -1;   /* not an MPA request: a stranger */
 	}
 	if ((c->bits & MPA_REV_MASK) != 1 && (c->bits & MPA_REV_MASK) != 2)
 		return -1;
@@ -955,7 +960,7 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		uint32_t start, len;
 
 		if (c->reported || c->have < MPA_HDR_LEN ||
-		    c->have != MPA_HDR_LEN + c->pd_len || !c->listener)
+		    c->have < MPA_HDR_LEN + c->pd_len || !c->listener)
 			continue;
 		c->reported = true;
 		c->listener->unanswered++;

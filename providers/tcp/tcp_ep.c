@@ -479,6 +479,11 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	ep->ext_acks = conn->ext_acks;
 	ep->peer = conn->peer;
 	ep->local = conn->local;
+	/* bytes read behind the request are the stream's next */
+	ep->rbuf_wr = conn->have - (MPA_HDR_LEN + conn->pd_len);
+	if (ep->rbuf_wr)
+		memcpy(ep->rbuf, conn->buf + MPA_HDR_LEN + conn->pd_len,
+		       ep->rbuf_wr);
 	ep->fd = conn->fd;
 	conn->fd = -1;
 	/* a libdat initiator that takes FPDUs right behind the reply needs
@@ -533,8 +538,11 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		tcp_dev_queue_event(dev, ep, DAPL_TCM_ESTABLISHED, 0, NULL, 0);
 		pthread_mutex_unlock(&dev->lock);
 	}
-	/* nothing to read yet (the initiator answers our reply): its
-	 * socket, now watched, wakes the progress thread when it does */
+	/* what came behind the request is driven now (nothing may come
+	 * after it to wake anyone); the rest, in answer to our reply, wakes
+	 * the progress thread on the socket, now watched */
+	if (ep->rbuf_wr)
+		tcp_ep_drive(ep);
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 }

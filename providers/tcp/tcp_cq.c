@@ -69,16 +69,25 @@ int tcp_cq_wait_fd(struct dapl_tcq *cq)
 }
 
 /* Takes a reference on up to max endpoints of the CQ from *at on. */
-static int snapshot(struct dapl_tcq *cq, struct dapl_tep **eps, int max, int *at)
+static int snapshot_locked(struct dapl_tcq *cq, struct dapl_tep **eps, int max,
+			   int *at)
 {
 	int n = 0;
 
-	pthread_mutex_lock(&cq->lock);
 	while (*at < cq->neps && n < max) {
 		eps[n] = cq->eps[(*at)++];
 		atomic_fetch_add(&eps[n]->refs, 1);
 		n++;
 	}
+	return n;
+}
+
+static int snapshot(struct dapl_tcq *cq, struct dapl_tep **eps, int max, int *at)
+{
+	int n;
+
+	pthread_mutex_lock(&cq->lock);
+	n = snapshot_locked(cq, eps, max, at);
 	pthread_mutex_unlock(&cq->lock);
 	return n;
 }
@@ -308,14 +317,19 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 	int n, i, got = 0, at = 0;
 	bool drive;
 
+	/* the first 64 endpoints are taken with the look at the ring */
 	pthread_mutex_lock(&cq->lock);
 	drive = cq->count == 0;
-	if (!drive)     /* still a consumer at work, for the progress thread */
+	if (!drive) {   /* still a consumer at work, for the progress thread */
 		for (i = 0; i < cq->neps; i++)
 			atomic_fetch_add_explicit(&cq->eps[i]->drives, 1,
 						  memory_order_relaxed);
+		n = 0;
+	} else {
+		n = snapshot_locked(cq, eps, 64, &at);
+	}
 	pthread_mutex_unlock(&cq->lock);
-	while (drive && (n = snapshot(cq, eps, 64, &at)) > 0) {
+	for (; n > 0; n = n == 64 ? snapshot(cq, eps, 64, &at) : 0) {
 		for (i = 0; i < n; i++) {
 			struct dapl_tep *ep = eps[i];
 

@@ -8,12 +8,17 @@
  *    endpoint: reads what arrived and places it, writes what waits.
  *  - Drivers: a post drives transmission in the caller's thread; cq_poll
  *    drives every endpoint of the CQ (trylock: someone else driving is as
- *    good); a consumer asleep in dat_evd_wait sleeps on the CQ's epoll fd,
- *    which holds the sockets of its endpoints; the core's progress thread
- *    (cm_get_event) drives the endpoints nobody else does.  An endpoint a
- *    consumer keeps driving is left out of the progress epoll, so the
- *    thread does not wake on every message; a timer brings it back every
- *    TCP_TICK_NS to look again.
+ *    good) unless completions are waiting already; a consumer asleep in
+ *    dat_evd_wait sleeps on the CQ's epoll fd, which takes the sockets of
+ *    its endpoints when the consumer arms it; the core's progress thread
+ *    (cm_get_event) drives the endpoints nobody else does, waiting for
+ *    their lock.  An endpoint a consumer keeps driving (or busy-polls) is
+ *    left out of the progress epoll, so the thread does not wake on every
+ *    message; a timer brings it back every TCP_TICK_NS to look again.
+ *  - Receive: data goes straight from the socket to its place (the posted
+ *    receive, the RDMA Write target, the Read sink), with the trailer and
+ *    the next header read behind it into a staging buffer in the same
+ *    recvmsg; headers and small messages come through that buffer.
  *  - Completions go, in the order they happen, into the CQ's ring of
  *    dapl_twc (cq->lock, taken after ep->lock).  Its size covers every
  *    queue that completes there, so a completion always has room.

@@ -4,8 +4,9 @@
  * The progress fd is one epoll set holding: an eventfd (an event was
  * queued from a data path thread), a timerfd (endpoints left out of the
  * set are looked at again, handshake deadlines), the listening sockets,
- * the sockets of passive handshakes not yet reported, and the sockets of
- * endpoints nobody else is driving.  epoll data carries a tag and a
+ * the sockets of passive handshakes whose request has not come in full
+ * (one that comes with its connection is read at accept time), and the
+ * sockets of endpoints nobody else is driving.  epoll data carries a tag and a
  * pointer; a pointer is only used after it is found in the device's
  * lists under dev->lock, so an event for an object freed meanwhile is
  * harmless. */

@@ -2,12 +2,16 @@
  *
  * Active side: a non-blocking TCP connect, then the MPA request
  * (revision 2, RFC 6581 IRD/ORD, peer-to-peer with a zero-length RDMA
- * Write as ready-to-receive, the libdat trailer), then the reply; with
- * the reply read, the RTR goes out and the endpoint is ESTABLISHED.
+ * Write as ready-to-receive, the libdat trailer with ACKS|EARLY), sent
+ * from connect() itself when the TCP handshake is done by then, then the
+ * reply; with the reply read, the RTR goes out if the responder asked for
+ * one, and the endpoint is ESTABLISHED.
  * Passive side (accept): the reply goes out; the endpoint is ESTABLISHED
- * when the initiator's RTR arrives, or at once for an initiator that asked
- * for no RTR (it then speaks first: RFC 5044 has the responder wait for
- * its first FPDU before sending, hold_tx).
+ * at once for a libdat initiator (EARLY: it takes FPDUs right behind the
+ * reply, so no RTR is asked), when the initiator's RTR arrives for
+ * another peer-to-peer one, or at once for an initiator that asked for no
+ * RTR (it then speaks first: RFC 5044 has the responder wait for its
+ * first FPDU before sending, hold_tx).
  *
  * Every attempt ends with exactly one terminal event (tcp_ep_fail, and
  * tcp_dev_queue_event's terminal_sent). */

@@ -1832,7 +1832,7 @@ START_TEST(early_responder)
 	send_all(p.fd, f, n);
 	c = take(s.ep, DAPL_TCM_ESTABLISHED);
 	ck_assert_uint_eq(c.ev.pdata_len, 2);
-	ck_assert_int_eq(memcmp(c.ev.pdata, "yo", 2), 0);
+	ck_assert_int_eq(memcmp(c.pdata, "yo", 2), 0);
 	expect_wc(s.rcq, 0xd0, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 5);
 	ep_sync(s.ep);
 	ck_assert_int_eq(memcmp(rb.p, "first", 5), 0);

@@ -1,11 +1,12 @@
 /* The connection state machine and the progress thread.
  *
  * One progress thread per IA sleeps in poll() on the transport's progress
- * fds and its own wake eventfd, reads connection events with ia->lock
- * held, moves EPs through their states, and queues the DAT events.  It also
- * owns connect timeouts: transports have none we can trust (libfabric tcp
- * waits forever), so each connecting EP carries a deadline the thread's
- * poll timeout honours.
+ * fds, its own wake eventfd and its timerfd, reads connection events with
+ * ia->lock held, moves EPs through their states, and queues the DAT
+ * events.  It also owns connect timeouts: transports have none we can
+ * trust (libfabric tcp waits forever), so each connecting EP carries a
+ * deadline, and the timerfd is set for the earliest (a connect sets it
+ * without waking the thread).
  *
  * Every connect and accept carries the wire header (wire.h) that lets the
  * two sides negotiate RDMA Read limits and report exact private-data
@@ -15,10 +16,13 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -359,9 +363,27 @@ static void handle_event(struct dapl_ia *ia, const struct dapl_tcm_event *ev)
 	}
 }
 
-/* Fires expired connect timeouts; returns the poll timeout in ms until
- * the next one (-1 for none).  ia->lock held. */
-static int run_timers(struct dapl_ia *ia)
+/* ia->lock held: the timer goes off at ns (CLOCK_MONOTONIC) or before.
+ * It is never stopped: going off for a deadline that is gone costs one
+ * wakeup, stopping and starting it costs a syscall per connection.
+ * Setting it wakes nobody: the progress thread sleeps on the timer too. */
+static void arm_timer(struct dapl_ia *ia, uint64_t ns, uint64_t now)
+{
+	struct itimerspec its;
+
+	if (ia->timer_fd < 0 || !ns ||
+	    (ia->timer_ns > now && ia->timer_ns <= ns))
+		return;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(ns % 1000000000u);
+	if (timerfd_settime(ia->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		ia->timer_ns = ns;
+}
+
+/* Fires expired connect timeouts and sets the timer for the next one.
+ * ia->lock held. */
+static void run_timers(struct dapl_ia *ia)
 {
 	uint64_t now = dapl_now_ns(), next = 0;
 	struct dapl_ep *ep;
@@ -378,19 +400,16 @@ static int run_timers(struct dapl_ia *ia)
 			next = ep->deadline_ns;
 		}
 	}
-	if (!next)
-		return -1;
-	/* Round up so we never wake a little early and spin. */
-	return (int)((next - now + 999999) / 1000000);
+	arm_timer(ia, next, now);
 }
 
 static void *progress_main(void *arg)
 {
 	struct dapl_ia *ia = arg;
-	struct pollfd pfd[CM_MAX_FDS + 1];
+	struct pollfd pfd[CM_MAX_FDS + 2];
 	struct dapl_tcm_event ev;
 	int fds[CM_MAX_FDS];
-	int n, i, timeout_ms;
+	int n, i;
 	uint64_t drain;
 
 	for (;;) {
@@ -401,19 +420,24 @@ static void *progress_main(void *arg)
 		}
 		while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
 			handle_event(ia, &ev);
-		timeout_ms = run_timers(ia);
+		run_timers(ia);
 		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
 		pthread_mutex_unlock(&ia->lock);
 
 		pfd[0].fd = ia->wake_fd;
 		pfd[0].events = POLLIN;
+		pfd[1].fd = ia->timer_fd;
+		pfd[1].events = POLLIN;
 		for (i = 0; i < n && i < CM_MAX_FDS; i++) {
-			pfd[i + 1].fd = fds[i];
-			pfd[i + 1].events = POLLIN;
+			pfd[i + 2].fd = fds[i];
+			pfd[i + 2].events = POLLIN;
 		}
-		if (poll(pfd, (nfds_t)(i + 1), timeout_ms) > 0 &&
-		    (pfd[0].revents & POLLIN)) {
-			if (read(ia->wake_fd, &drain, sizeof(drain)) < 0)
+		if (poll(pfd, (nfds_t)(i + 2), -1) > 0) {
+			if ((pfd[0].revents & POLLIN) &&
+			    read(ia->wake_fd, &drain, sizeof(drain)) < 0)
+				drain = 0;
+			if ((pfd[1].revents & POLLIN) &&
+			    read(ia->timer_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
 		}
 	}
@@ -427,10 +451,19 @@ int dapl_cm_start(struct dapl_ia *ia)
 	ia->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ia->wake_fd < 0)
 		return -errno;
+	ia->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ia->timer_ns = 0;
+	if (ia->timer_fd < 0) {
+		err = errno;
+		close(ia->wake_fd);
+		ia->wake_fd = -1;
+		return -err;
+	}
 	err = pthread_create(&ia->progress, NULL, progress_main, ia);
 	if (err) {
 		close(ia->wake_fd);
-		ia->wake_fd = -1;
+		close(ia->timer_fd);
+		ia->wake_fd = ia->timer_fd = -1;
 		return -err;
 	}
 	ia->progress_running = true;
@@ -456,7 +489,38 @@ void dapl_cm_stop(struct dapl_ia *ia)
 	pthread_join(ia->progress, NULL);
 	ia->progress_running = false;
 	close(ia->wake_fd);
-	ia->wake_fd = -1;
+	close(ia->timer_fd);
+	ia->wake_fd = ia->timer_fd = -1;
+}
+
+/* Hands the consumer what the transport has for it now, as the progress
+ * thread would a moment later: a transport that connects an accepted EP
+ * or ends a connection at once (tcp) has queued the event already, and
+ * the consumer waiting for it need not wait for the progress thread too.
+ * ia->lock held, as in the progress thread. */
+static void self_pump(struct dapl_ia *ia, bool on)
+{
+	const struct udapl_transport_ops *ops = ia->ops;
+
+	if (ops->size >= offsetof(struct udapl_transport_ops, cm_self_pump) +
+			 sizeof(ops->cm_self_pump) && ops->cm_self_pump)
+		ops->cm_self_pump(ia->dev, on);
+}
+
+static void pump_events(struct dapl_ia *ia)
+{
+	struct dapl_tcm_event ev;
+
+	while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+		handle_event(ia, &ev);
+	self_pump(ia, false);
+}
+
+/* What comes before a call that pump_events follows: the transport need
+ * not wake the progress thread for the events that call queues. */
+static void will_pump(struct dapl_ia *ia)
+{
+	self_pump(ia, true);
 }
 
 /* ---- consumer calls (ia->lock held, arguments checked) ---------------------- */
@@ -466,6 +530,7 @@ DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 			   DAT_COUNT size, const void *pdata)
 {
 	struct dapl_ia *ia = ep->ia;
+	uint64_t now;
 	uint8_t buf[CM_BUF_LEN];
 	struct dapl_read_limits own;
 	size_t len;
@@ -509,8 +574,10 @@ DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 		return dapl_errno_to_dat(err);
 	}
 	if (timeout != DAT_TIMEOUT_INFINITE) {
-		ep->deadline_ns = dapl_now_ns() + (uint64_t)timeout * 1000u;
-		dapl_cm_kick(ia);
+		/* the progress thread's timer, set without waking it */
+		now = dapl_now_ns();
+		ep->deadline_ns = now + (uint64_t)timeout * 1000u;
+		arm_timer(ia, ep->deadline_ns, now);
 	}
 	return DAT_SUCCESS;
 }
@@ -537,6 +604,7 @@ DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 	if (!len || len > ia->dev_attr.max_pdata_accept)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 
+	will_pump(ia);
 	err = ia->ops->accept(cr->conn, ep->tep, buf, len, ep->negotiated.ird,
 			      ep->negotiated.ord);
 	cr->conn = NULL;  /* consumed either way */
@@ -551,9 +619,13 @@ DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 	if (err) {
 		dapl_ep_drop_tep(ep);
 		ep->param.ep_state = DAT_EP_STATE_DISCONNECTED;
+		pump_events(ia);
 		return dapl_errno_to_dat(err);
 	}
 	ep->param.ep_state = DAT_EP_STATE_COMPLETION_PENDING;
+	/* a transport connected at once (tcp with a libdat peer) has
+	 * queued ESTABLISHED already */
+	pump_events(ia);
 	return DAT_SUCCESS;
 }
 
@@ -578,11 +650,13 @@ DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags)
 
 	switch (ep->param.ep_state) {
 	case DAT_EP_STATE_CONNECTED:
+		will_pump(ia);
 		ia->ops->disconnect(ep->tep);
 		if (flags == DAT_CLOSE_ABRUPT_FLAG)
 			ep_fail(ep, DAT_CONNECTION_EVENT_DISCONNECTED, false);
 		else
 			ep->param.ep_state = DAT_EP_STATE_DISCONNECT_PENDING;
+		pump_events(ia);
 		return DAT_SUCCESS;
 	case DAT_EP_STATE_DISCONNECT_PENDING:
 		if (flags == DAT_CLOSE_ABRUPT_FLAG)

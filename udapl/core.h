@@ -105,6 +105,8 @@ struct dapl_ia {
 	bool progress_running;
 	bool stopping;
 	int wake_fd;                          /* eventfd: wakes the progress thread */
+	int timer_fd;                         /* timerfd: the earliest connect deadline */
+	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
 };
 
 /* The IA behind a handle (checked), or NULL. */
@@ -418,7 +420,7 @@ void dapl_cr_destroy(struct dapl_cr *cr); /* ia->lock held */
 /* Starts / stops the IA's progress thread. */
 int dapl_cm_start(struct dapl_ia *ia);
 void dapl_cm_stop(struct dapl_ia *ia);
-/* Makes the progress thread look at its timers again (a deadline was set). */
+/* Wakes the progress thread (to stop it). */
 void dapl_cm_kick(struct dapl_ia *ia);
 
 /* Consumer calls that need the state machine, ia->lock held. */

@@ -212,7 +212,7 @@ static DAT_RETURN evd_enqueue(struct dapl_evd *evd, const DAT_EVENT *ev,
 {
 	struct dapl_evd *async;
 	DAT_EVENT ov;
-	bool report;
+	bool report, wake;
 
 	pthread_mutex_lock(&evd->lock);
 	if (evd->count >= evd->qlen) {
@@ -238,11 +238,16 @@ static DAT_RETURN evd_enqueue(struct dapl_evd *evd, const DAT_EVENT *ev,
 		return DAT_ERROR(DAT_QUEUE_FULL, DAT_NO_SUBTYPE);
 	}
 	ring_push(evd, ev);
-	if (evd->waiting)
-		fd_signal(evd->event_fd);
-	else if (evd->enabled && evd->cno)
+	wake = evd->waiting;
+	if (!wake && evd->enabled && evd->cno)
 		dapl_cno_trigger(evd->cno, evd);
 	pthread_mutex_unlock(&evd->lock);
+	/* The waiter is woken once the lock is free: woken under it, it
+	 * would only sleep again on the lock.  The fd outlives this: the
+	 * EVD is freed under ia->lock, which posters of connection events
+	 * hold, and not while EPs use it (completions flushed at post). */
+	if (wake)
+		fd_signal(evd->event_fd);
 	return DAT_SUCCESS;
 }
 

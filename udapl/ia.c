@@ -109,6 +109,7 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	ia->prov = prov;
 	ia->ops = prov->ops;
 	ia->wake_fd = -1;
+	ia->timer_fd = -1;
 	atomic_init(&ia->pins, 1);
 	pthread_mutex_init(&ia->lock, NULL);
 

@@ -293,6 +293,14 @@ struct udapl_transport_ops {
 	int (*srq_post_recv)(struct dapl_tsrq *srq,
 			     const struct dapl_tsge *sge, int nsge,
 			     uint64_t context);
+
+	/* Added later (the core looks at size first). */
+	/* Optional (NULL or beyond size: not offered).  The core calls it with on before an
+	 * accept or a disconnect after which it calls cm_get_event until
+	 * -EAGAIN itself, in the same thread under the IA lock, and with off
+	 * once done: events the transport queues in that thread meanwhile
+	 * need not wake the progress thread. */
+	void (*cm_self_pump)(struct dapl_tdev *dev, bool on);
 };
 
 #endif

@@ -8,12 +8,17 @@
  *    endpoint: reads what arrived and places it, writes what waits.
  *  - Drivers: a post drives transmission in the caller's thread; cq_poll
  *    drives every endpoint of the CQ (trylock: someone else driving is as
- *    good); a consumer asleep in dat_evd_wait sleeps on the CQ's epoll fd,
- *    which holds the sockets of its endpoints; the core's progress thread
- *    (cm_get_event) drives the endpoints nobody else does.  An endpoint a
- *    consumer keeps driving is left out of the progress epoll, so the
- *    thread does not wake on every message; a timer brings it back every
- *    TCP_TICK_NS to look again.
+ *    good) unless completions are waiting already; a consumer asleep in
+ *    dat_evd_wait sleeps on the CQ's epoll fd, which takes the sockets of
+ *    its endpoints when the consumer arms it; the core's progress thread
+ *    (cm_get_event) drives the endpoints nobody else does, waiting for
+ *    their lock.  An endpoint a consumer keeps driving (or busy-polls) is
+ *    left out of the progress epoll, so the thread does not wake on every
+ *    message; a timer brings it back every TCP_TICK_NS to look again.
+ *  - Receive: data goes straight from the socket to its place (the posted
+ *    receive, the RDMA Write target, the Read sink), with the trailer and
+ *    the next header read behind it into a staging buffer in the same
+ *    recvmsg; headers and small messages come through that buffer.
  *  - Completions go, in the order they happen, into the CQ's ring of
  *    dapl_twc (cq->lock, taken after ep->lock).  Its size covers every
  *    queue that completes there, so a completion always has room.
@@ -52,10 +57,13 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_READS_MAX 128            /* IRD/ORD we offer */
 #define TCP_FPDU_DATA 65024          /* payload bytes per FPDU at most */
 #define TCP_RX_BUF (128 * 1024)      /* staging buffer per endpoint */
-#define TCP_DIRECT_MIN 4096          /* read payload straight to its place above this */
+#define TCP_DIRECT_MIN 4096          /* after an FPDU this large, read the next header alone */
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
+#define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
+#define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
+#define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
 #define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this
                                         (DAPL_TCP_HANDSHAKE_MS) */
 /* Private data we take from the core (what dev_query reports): with the
@@ -188,6 +196,7 @@ struct dapl_tep {
 	uint32_t term_len;
 	bool term_queued, term_sent;
 	bool ack_owed;              /* placed count changed since we last told */
+	uint32_t rx_unacked;        /* Send/Write bytes received since we last told */
 	uint8_t ack_age;            /* drives since it became owed */
 	bool ack_ticked;            /* a tick saw it owed: the next one sends it */
 	bool force_ack;             /* send a bare ack even without traffic */
@@ -195,6 +204,9 @@ struct dapl_tep {
 	uint32_t drives_seen;       /* progress thread's copy */
 	bool excluded;              /* left out of the progress epoll */
 	bool want_out;              /* registered for EPOLLOUT */
+	uint32_t dev_ev;            /* events in the progress epoll, 0: not in it */
+	uint32_t cq_ev[2];          /* events in the send / receive CQ's epoll
+	                               (added when a consumer arms it), 0: not in it */
 
 	/* responses to the peer's Reads */
 	struct tcp_read_resp *resp;
@@ -235,6 +247,8 @@ struct dapl_tep {
 	uint32_t cur_msg_seq;       /* inbound message number of the current Send/Write */
 	uint8_t *rbuf;              /* staging */
 	uint32_t rbuf_rd, rbuf_wr;
+	bool rx_big;                /* the last FPDU was large: read headers alone */
+	bool rx_eof;                /* the peer's FIN was read */
 };
 
 struct dapl_tconn {
@@ -245,10 +259,13 @@ struct dapl_tconn {
 	uint32_t have;
 	uint32_t bits, pd_len;
 	bool reported;
+	bool watched;                   /* in the progress epoll */
 	bool ext_acks;
+	bool ext_early;                 /* ... and takes FPDUs right after the reply */
 	uint16_t peer_ird, peer_ord;    /* RFC 6581 values, with their flag bits */
 	bool v2;
 	struct sockaddr_storage peer;
+	struct sockaddr_storage local;  /* the listener's address */
 	uint8_t buf[MPA_HDR_LEN + MPA_PD_MAX];
 	struct dapl_tconn *next;        /* dev->conns */
 };
@@ -308,6 +325,7 @@ struct dapl_tmw {
 };
 
 #define TCP_STAG_BUCKETS 1024
+#define TCP_SALTS 64
 
 /* a reject's private data (MPA's most) is kept whole in dev->connq */
 _Static_assert(MPA_PD_MAX <= DAPL_CONN_EVENT_PDATA_MAX,
@@ -331,6 +349,11 @@ struct dapl_tdev {
 	/* the endpoints' events, all of them made up here */
 	struct dapl_conn_events connq;
 	struct dapl_tsrq *srq_pend_head;
+	bool self_pump;                 /* self_pumper calls cm_get_event next */
+	pthread_t self_pumper;
+	bool polled;                    /* the last pass emptied the epoll set */
+	uint32_t salts[TCP_SALTS];      /* getrandom() output not used yet */
+	unsigned salts_left;
 	/* the private data of the connection request cm_get_event returned last */
 	uint8_t ev_buf[MPA_PD_MAX];
 };
@@ -348,6 +371,7 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);
 void tcp_dev_close(struct dapl_tdev *dev);
 int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
+void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
 int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
 void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);
@@ -404,6 +428,8 @@ void tcp_ep_flush_all(struct dapl_tep *ep);
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
 void tcp_ep_reset_streams(struct dapl_tep *ep);
+/* A fresh secret for the sink STags of our RDMA Reads (per connection). */
+void tcp_ep_new_salt(struct dapl_tep *ep);
 
 /* ---- tcp_cq.c ------------------------------------------------------------- */
 int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);
@@ -422,8 +448,9 @@ void tcp_cq_push(struct dapl_tcq *cq, const struct dapl_twc *wc,
 /* An endpoint is gone: its SRQ receives in the ring lose their owner, and
  * its entries stop counting against its queues. */
 void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep);
-void tcp_cq_watch(struct dapl_tcq *cq, int fd, bool out);
-void tcp_cq_unwatch(struct dapl_tcq *cq, int fd);
+/* ep->lock held: the socket's events changed (EPOLLOUT) in the CQ sets
+ * that hold it. */
+void tcp_cq_watch(struct dapl_tep *ep);
 
 /* ---- tcp_srq.c ------------------------------------------------------------ */
 int tcp_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,

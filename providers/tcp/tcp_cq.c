@@ -69,22 +69,65 @@ int tcp_cq_wait_fd(struct dapl_tcq *cq)
 }
 
 /* Takes a reference on up to max endpoints of the CQ from *at on. */
-static int snapshot(struct dapl_tcq *cq, struct dapl_tep **eps, int max, int *at)
+static int snapshot_locked(struct dapl_tcq *cq, struct dapl_tep **eps, int max,
+			   int *at)
 {
 	int n = 0;
 
-	pthread_mutex_lock(&cq->lock);
 	while (*at < cq->neps && n < max) {
 		eps[n] = cq->eps[(*at)++];
 		atomic_fetch_add(&eps[n]->refs, 1);
 		n++;
 	}
+	return n;
+}
+
+static int snapshot(struct dapl_tcq *cq, struct dapl_tep **eps, int max, int *at)
+{
+	int n;
+
+	pthread_mutex_lock(&cq->lock);
+	n = snapshot_locked(cq, eps, max, at);
 	pthread_mutex_unlock(&cq->lock);
 	return n;
 }
 
-/* The consumer is about to sleep: it will not post the reply that would
- * have carried the acks its endpoints owe, so they go now. */
+/* ep->lock held: the events the socket is watched for in cq's epoll set
+ * (slot 0 the send CQ's, 1 the receive CQ's when it is another one), or
+ * 0 when it should not be there. */
+static uint32_t cq_events(const struct dapl_tep *ep, int slot)
+{
+	if (ep->fd < 0 || ep->state != TCP_EP_CONNECTED)
+		return 0;
+	return EPOLLIN | (slot == 0 && ep->want_out ? EPOLLOUT : 0);
+}
+
+static int cq_slot(const struct dapl_tep *ep, const struct dapl_tcq *cq)
+{
+	return cq == ep->scq ? 0 : 1;
+}
+
+/* ep->lock held: puts the socket in cq's set, or changes its events
+ * there. */
+static void cq_sync(struct dapl_tcq *cq, struct dapl_tep *ep, int slot)
+{
+	struct epoll_event e = { .events = cq_events(ep, slot) };
+
+	if (!e.events || e.events == ep->cq_ev[slot])
+		return;
+	e.data.fd = ep->fd;
+	if (epoll_ctl(cq->epfd, ep->cq_ev[slot] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+		      ep->fd, &e) == 0)
+		ep->cq_ev[slot] = e.events;
+}
+
+/* The consumer is about to sleep on the wait fd: the sockets of the
+ * CQ's endpoints go into its epoll set (once per connection: a CQ nobody
+ * sleeps on never has them, which saves the epoll calls on every
+ * connection and disconnection), and it will not post the reply that
+ * would have carried the acks its endpoints owe, so they go now.  An
+ * endpoint connected while the consumer sleeps is the progress thread's
+ * until the next arm. */
 int tcp_cq_arm(struct dapl_tcq *cq, int solicited_only)
 {
 	struct dapl_tep *eps[64];
@@ -97,11 +140,15 @@ int tcp_cq_arm(struct dapl_tcq *cq, int solicited_only)
 	while ((n = snapshot(cq, eps, 64, &at)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct dapl_tep *ep = eps[i];
+			int slot = cq_slot(ep, cq);
 
 			atomic_fetch_add_explicit(&ep->drives, 1,
 						  memory_order_relaxed);
-			if (ep->ack_owed) {
+			/* (read unlocked: hints, rechecked under ep->lock) */
+			if (ep->ack_owed || (ep->state == TCP_EP_CONNECTED &&
+					     !ep->cq_ev[slot])) {
 				pthread_mutex_lock(&ep->lock);
+				cq_sync(cq, ep, slot);
 				if (ep->ack_owed && ep->state == TCP_EP_CONNECTED) {
 					ep->force_ack = true;
 					tcp_ep_flush(ep);
@@ -252,26 +299,37 @@ void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep)
 	pthread_mutex_unlock(&cq->lock);
 }
 
-void tcp_cq_watch(struct dapl_tcq *cq, int fd, bool out)
+void tcp_cq_watch(struct dapl_tep *ep)
 {
-	struct epoll_event e = { .events = EPOLLIN | (out ? EPOLLOUT : 0) };
-
-	e.data.fd = fd;
-	if (epoll_ctl(cq->epfd, EPOLL_CTL_MOD, fd, &e) && errno == ENOENT)
-		(void)epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &e);
+	/* only where it is already: the others take it when armed */
+	if (ep->cq_ev[0])
+		cq_sync(ep->scq, ep, 0);
+	if (ep->cq_ev[1])
+		cq_sync(ep->rcq, ep, 1);
 }
 
-void tcp_cq_unwatch(struct dapl_tcq *cq, int fd)
-{
-	(void)epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL);
-}
-
+/* Drives the CQ's endpoints, unless completions are waiting already:
+ * those are handed out first, and the next poll drives (a consumer
+ * reaping what it knows is done does not pay a recv() for it). */
 int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 {
 	struct dapl_tep *eps[64];
 	int n, i, got = 0, at = 0;
+	bool drive;
 
-	while ((n = snapshot(cq, eps, 64, &at)) > 0) {
+	/* the first 64 endpoints are taken with the look at the ring */
+	pthread_mutex_lock(&cq->lock);
+	drive = cq->count == 0;
+	if (!drive) {   /* still a consumer at work, for the progress thread */
+		for (i = 0; i < cq->neps; i++)
+			atomic_fetch_add_explicit(&cq->eps[i]->drives, 1,
+						  memory_order_relaxed);
+		n = 0;
+	} else {
+		n = snapshot_locked(cq, eps, 64, &at);
+	}
+	pthread_mutex_unlock(&cq->lock);
+	for (; n > 0; n = n == 64 ? snapshot(cq, eps, 64, &at) : 0) {
 		for (i = 0; i < n; i++) {
 			struct dapl_tep *ep = eps[i];
 

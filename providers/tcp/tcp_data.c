@@ -6,8 +6,11 @@
  * receive is posted (held in a bounded buffer, TCP_UNEXPECTED_MAX).
  *
  * Receive: bytes come into a staging buffer with one recv(); headers are
- * parsed from it and payload copied to its place; a payload larger than
- * TCP_DIRECT_MIN still to come is read straight into its place.  Every
+ * parsed from it, and the payload found there is copied to its place.
+ * The rest of a payload is read straight into its place, with the
+ * trailer and the next header behind it in the same recvmsg (after a
+ * large FPDU a header is read alone), so a stream's data is copied once,
+ * by the kernel.  Every
  * field of every header is checked before a byte moves: lengths against
  * the FPDU, MSN and MO against the stream, STag/PZ/rights/range against
  * the STag table (again for each piece, so a registration freed meanwhile
@@ -142,6 +145,7 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->term_queued = ep->term_sent = false;
 	ep->ack_owed = ep->force_ack = false;
 	ep->ack_age = 0;
+	ep->rx_unacked = 0;
 	ep->got_fpdu = ep->hold_tx = false;
 	ep->rtr_write = ep->rtr_pending = false;
 	ep->stalled = false;
@@ -149,13 +153,32 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->phase = RX_HDR;
 	ep->hdr_have = 0;
 	ep->rbuf_rd = ep->rbuf_wr = 0;
+	ep->rx_big = false;
+	ep->rx_eof = false;
 	ep->dst = DST_NONE;
 	ep->dst_off = 0;
 	ep->in_send = false;
 	ep->deadline_ms = 0;
-	if (getrandom(&ep->sink_salt, sizeof(ep->sink_salt), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(ep->sink_salt))
+}
+
+void tcp_ep_new_salt(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	/* getrandom() output kept for the next connections: one call for
+	 * TCP_SALTS of them */
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->salts_left &&
+	    getrandom(dev->salts, sizeof(dev->salts), GRND_NONBLOCK) ==
+	    (ssize_t)sizeof(dev->salts))
+		dev->salts_left = TCP_SALTS;
+	if (dev->salts_left) {
+		ep->sink_salt = dev->salts[--dev->salts_left];
+		dev->salts[dev->salts_left] = 0;
+	} else {
 		ep->sink_salt = (uint32_t)(uintptr_t)ep;
+	}
+	pthread_mutex_unlock(&dev->lock);
 }
 
 /* ---- completing the send queue ------------------------------------------- */
@@ -272,6 +295,7 @@ static void batch_add(struct dapl_tep *ep, int slot, size_t hlen,
 		  dlen, ep->rx_placed);
 	if (ep->ext_acks) {
 		ep->told_placed = ep->rx_placed;
+		ep->rx_unacked = 0;
 		ep->ack_owed = false;
 		ep->force_ack = false;
 		ep->ack_age = 0;
@@ -421,7 +445,7 @@ static void update_out(struct dapl_tep *ep, bool want)
 		return;
 	ep->want_out = want;
 	tcp_dev_watch(ep);
-	tcp_cq_watch(ep->scq, ep->fd, want);
+	tcp_cq_watch(ep);
 }
 
 /* Builds the next batch; false if there is nothing to send. */
@@ -1095,53 +1119,71 @@ static bool place(struct dapl_tep *ep, const uint8_t *src, uint32_t n)
 	return true;
 }
 
-/* Reads the rest of a large payload straight into its place; returns
- * bytes read, 0 for none now, -1 when the connection ended. */
-static ssize_t place_direct(struct dapl_tep *ep)
+/* Reads the rest of the current payload straight into its place, and
+ * behind it, in the same recvmsg, what follows in the stream into the
+ * staging buffer: the trailer and the next header (RX_PEEK), so that a
+ * stream of large FPDUs costs one recvmsg each and its data one copy, the
+ * kernel's.  Returns payload bytes read, 0 for none now, -1 when the
+ * connection ended; *drained when the socket gave less than asked. */
+#define RX_PEEK (FPDU_TRAILER_MAX + 2 + DDP_UNTAGGED_LEN)
+static ssize_t place_direct(struct dapl_tep *ep, bool *drained)
 {
 	uint32_t want = ep->data_len - ep->data_done;
-	struct iovec iov[TCP_MAX_SGE];
+	struct iovec iov[TCP_MAX_SGE + 1];
+	struct msghdr m;
 	ssize_t n;
-	int k;
+	int k = 0;
 
 	switch (ep->dst) {
-	case DST_MEM: {
-		uint64_t to = ep->dst_to + ep->data_done;
+	case DST_MEM:
+		iov[0].iov_base = (void *)(uintptr_t)(ep->dst_to + ep->data_done);
+		iov[0].iov_len = want;
+		k = 1;
+		break;
+	case DST_RECV:
+		k = sge_iov(ep->dst_wr, ep->dst_off + ep->data_done, want, iov);
+		break;
+	case DST_READ:
+		k = sge_iov(ep->dst_wr, ep->dst_wr->done + ep->data_done, want,
+			    iov);
+		break;
+	case DST_UNEXP:
+		iov[0].iov_base = ep->unexp_tail->data + ep->unexp_tail->len +
+				  ep->data_done;
+		iov[0].iov_len = want;
+		k = 1;
+		break;
+	default:
+		return 0;
+	}
+	/* the staging buffer is empty here (the caller checked) */
+	ep->rbuf_rd = ep->rbuf_wr = 0;
+	iov[k].iov_base = ep->rbuf;
+	iov[k].iov_len = ep->trailer_len + RX_PEEK;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = iov;
+	m.msg_iovlen = (size_t)k + 1;
+	if (ep->dst == DST_MEM) {
+		/* the range is checked again under the lock that keeps the
+		 * registration from going while the kernel writes into it */
 		int bad;
 
 		pthread_rwlock_rdlock(&ep->dev->stag_lock);
-		bad = tcp_stag_check(ep->dev, ep->dst_stag, ep->pd, to, want,
+		bad = tcp_stag_check(ep->dev, ep->dst_stag, ep->pd,
+				     ep->dst_to + ep->data_done, want,
 				     DAPL_TACCESS_REMOTE_WRITE);
-		n = bad ? -2 : recv(ep->fd, (void *)(uintptr_t)to, want,
-				    MSG_DONTWAIT);
+		n = bad ? -2 : recvmsg(ep->fd, &m, MSG_DONTWAIT);
 		pthread_rwlock_unlock(&ep->dev->stag_lock);
 		if (bad) {
 			tcp_ep_terminate(ep, TERM_RDMAP, TERM_RDMAP_PROT,
 					 (unsigned)bad & 0xff, NULL, 0);
 			return -1;
 		}
-		break;
-	}
-	case DST_RECV:
-		k = sge_iov(ep->dst_wr, ep->dst_off + ep->data_done, want, iov);
-		n = readv(ep->fd, iov, k);
-		break;
-	case DST_READ:
-		k = sge_iov(ep->dst_wr, ep->dst_wr->done + ep->data_done, want,
-			    iov);
-		n = readv(ep->fd, iov, k);
-		break;
-	case DST_UNEXP: {
-		struct tcp_unexpected *u = ep->unexp_tail;
-
-		n = recv(ep->fd, u->data + u->len + ep->data_done, want,
-			 MSG_DONTWAIT);
-		break;
-	}
-	default:
-		return 0;
+	} else {
+		n = recvmsg(ep->fd, &m, MSG_DONTWAIT);
 	}
 	if (n == 0) {
+		ep->rx_eof = true;
 		tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
 		return -1;
 	}
@@ -1152,14 +1194,21 @@ static ssize_t place_direct(struct dapl_tep *ep)
 			    DAPL_TCM_DISCONNECTED, -errno);
 		return -1;
 	}
-	ep->data_done += (uint32_t)n;
 	ep->rx_bytes += (uint64_t)n;
+	*drained = (uint64_t)n < (uint64_t)want + iov[k].iov_len;
+	if ((uint64_t)n > want) {
+		ep->rbuf_wr = (uint32_t)((uint64_t)n - want);
+		n = (ssize_t)want;
+	}
+	ep->data_done += (uint32_t)n;
 	return n;
 }
 
 /* The FPDU is complete (trailer read). */
 static bool end_fpdu(struct dapl_tep *ep)
 {
+	if (ep->dst != DST_READ)
+		ep->rx_unacked += ep->data_len;
 	if (ep->ext_acks) {
 		uint32_t placed = get32(ep->trailer + ep->trailer_len - 4);
 
@@ -1263,9 +1312,14 @@ static void adopt_partial(struct dapl_tep *ep)
 	ep->send_to_unexp = false;
 }
 
-/* Reads and places what arrived.  false when the connection ended. */
+/* Reads and places what arrived.  false when the connection ended.  It
+ * stops, without asking the socket again, once a read came back short:
+ * the socket was empty then, and what came since keeps it readable for
+ * the next driver (every wait is on level-triggered readiness). */
 static bool rx_drive(struct dapl_tep *ep)
 {
+	bool drained = false;
+
 	/* receives posted since: Sends held for them are placed first */
 	if (ep->unexp_head && !ep->stalled) {
 		match_unexpected(ep);
@@ -1284,6 +1338,7 @@ static bool rx_drive(struct dapl_tep *ep)
 			return false;
 		if (ep->stalled)
 			return true;
+		ep->rx_big = ep->data_len >= TCP_DIRECT_MIN;
 		ep->phase = RX_DATA;
 		ep->trailer_len = fpdu_pad(ep->ulpdu_len) + 4;
 		ep->trailer_have = 0;
@@ -1292,22 +1347,30 @@ static bool rx_drive(struct dapl_tep *ep)
 		uint32_t avail = ep->rbuf_wr - ep->rbuf_rd, n;
 		uint8_t *src = ep->rbuf + ep->rbuf_rd;
 
+		if (avail == 0 && drained)
+			return true;
 		if (ep->phase == RX_DATA && ep->dst != DST_NONE &&
-		    avail == 0 && ep->data_len - ep->data_done >= TCP_DIRECT_MIN) {
-			ssize_t r = place_direct(ep);
+		    avail == 0 && ep->data_done < ep->data_len) {
+			ssize_t r = place_direct(ep, &drained);
 
 			if (r < 0)
 				return false;
 			if (r == 0)
 				return true;
+			if (ep->data_done == ep->data_len)
+				ep->phase = RX_TRAILER;
 			continue;
 		}
 		if (avail == 0) {
+			/* between large FPDUs, no more than the next header:
+			 * its data is then read straight to its place */
+			size_t want = ep->rx_big ? RX_PEEK : TCP_RX_BUF;
 			ssize_t r;
 
 			ep->rbuf_rd = ep->rbuf_wr = 0;
-			r = recv(ep->fd, ep->rbuf, TCP_RX_BUF, MSG_DONTWAIT);
+			r = recv(ep->fd, ep->rbuf, want, MSG_DONTWAIT);
 			if (r == 0) {
+				ep->rx_eof = true;
 				tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, 0);
 				return false;
 			}
@@ -1319,6 +1382,7 @@ static bool rx_drive(struct dapl_tep *ep)
 			}
 			ep->rbuf_wr = (uint32_t)r;
 			ep->rx_bytes += (uint64_t)r;
+			drained = (size_t)r < want;
 			continue;
 		}
 		switch (ep->phase) {
@@ -1350,6 +1414,7 @@ static bool rx_drive(struct dapl_tep *ep)
 				return false;
 			if (ep->stalled)
 				return true;
+			ep->rx_big = ep->data_len >= TCP_DIRECT_MIN;
 			ep->phase = RX_DATA;
 			ep->trailer_len = fpdu_pad(ep->ulpdu_len) + 4;
 			ep->trailer_have = 0;
@@ -1378,6 +1443,16 @@ static bool rx_drive(struct dapl_tep *ep)
 			ep->hdr_have = 0;
 			if (!end_fpdu(ep))
 				return false;
+			/* a long stream in one drive: the sender may be
+			 * waiting for these to complete, tell it now */
+			if (ep->ext_acks && ep->ack_owed &&
+			    (ep->rx_placed - ep->told_placed >= TCP_ACK_MSGS ||
+			     ep->rx_unacked >= TCP_ACK_BYTES)) {
+				ep->force_ack = true;
+				tcp_ep_flush(ep);
+				if (ep->state != TCP_EP_CONNECTED)
+					return false;
+			}
 			break;
 		}
 	}

@@ -4,8 +4,9 @@
  * The progress fd is one epoll set holding: an eventfd (an event was
  * queued from a data path thread), a timerfd (endpoints left out of the
  * set are looked at again, handshake deadlines), the listening sockets,
- * the sockets of passive handshakes not yet reported, and the sockets of
- * endpoints nobody else is driving.  epoll data carries a tag and a
+ * the sockets of passive handshakes whose request has not come in full
+ * (one that comes with its connection is read at accept time), and the
+ * sockets of endpoints nobody else is driving.  epoll data carries a tag and a
  * pointer; a pointer is only used after it is found in the device's
  * lists under dev->lock, so an event for an object freed meanwhile is
  * harmless. */
@@ -408,14 +409,18 @@ void tcp_dev_watch(struct dapl_tep *ep)
 		ev |= EPOLLOUT;
 	if (ep->excluded && ep->state == TCP_EP_CONNECTED)
 		return;
-	if (epoll_set(dev->epfd, EPOLL_CTL_MOD, ep->fd, ev, tagged(ep, TAG_EP)) == -ENOENT)
-		epoll_set(dev->epfd, EPOLL_CTL_ADD, ep->fd, ev, tagged(ep, TAG_EP));
+	if (ep->dev_ev == ev)
+		return;
+	if (epoll_set(dev->epfd, ep->dev_ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+		      ep->fd, ev, tagged(ep, TAG_EP)) == 0)
+		ep->dev_ev = ev;
 }
 
 void tcp_dev_unwatch(struct dapl_tep *ep)
 {
-	if (ep->fd >= 0)
+	if (ep->fd >= 0 && ep->dev_ev)
 		(void)epoll_ctl(ep->dev->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	ep->dev_ev = 0;
 }
 
 /* ---- listening ------------------------------------------------------------ */
@@ -438,6 +443,8 @@ int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 	 * TIME_WAIT) must not keep its port from a new listener; two
 	 * listening sockets on one port still collide (EADDRINUSE) */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* the sockets it accepts inherit it: one call, not one each */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&a, ss_len(&a)) || listen(fd, 1024)) {
 		err = -errno;
 		close(fd);
@@ -538,13 +545,15 @@ bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
 	return c != NULL;
 }
 
+static int conn_read(struct dapl_tconn *c);
+
 /* dev->lock held. */
 static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 {
 	struct dapl_tconn *c;
 	struct sockaddr_storage peer;
 	socklen_t plen;
-	int fd, n = 0, one = 1;
+	int fd, n = 0, r;
 
 	for (c = dev->conns; c; c = c->next)
 		if (!c->reported)
@@ -566,21 +575,39 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 			close(fd);
 			continue;
 		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* TCP_NODELAY it has from the listener */
 		c->fd = fd;
 		c->dev = dev;
 		c->listener = l;
 		c->peer = peer;
+		c->local = dev->addr;
+		if (c->local.ss_family == AF_INET)
+			((struct sockaddr_in *)&c->local)->sin_port = htons(l->port);
+		else
+			((struct sockaddr_in6 *)&c->local)->sin6_port = htons(l->port);
 		c->deadline_ms = tcp_now_ms() + dev->handshake_ms;
-		if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP,
-			      tagged(c, TAG_CONN))) {
+		/* the request has often come with the connection: read it
+		 * now; only a request still to come needs the epoll set and
+		 * the timer (its deadline) */
+		r = conn_read(c);
+		if (r < 0) {
 			tcp_conn_free(c);
 			continue;
 		}
+		if (r == 0) {
+			if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd,
+				      EPOLLIN | EPOLLRDHUP, tagged(c, TAG_CONN))) {
+				tcp_conn_free(c);
+				continue;
+			}
+			c->watched = true;
+			timer_set(dev, true);
+		}
 		c->next = dev->conns;
 		dev->conns = c;
-		n++;
-		timer_set(dev, true);
+		/* one per pass: the listener, level-triggered, brings the
+		 * next, and the common case saves an accept4 that fails */
+		return;
 	}
 }
 
@@ -607,23 +634,28 @@ static void conn_refuse(struct dapl_tconn *c)
  * request is complete and acceptable, 0 for more to come, -1 to drop. */
 static int conn_read(struct dapl_tconn *c)
 {
-	uint32_t want = MPA_HDR_LEN;
+	uint32_t want;
 	ssize_t n;
 
+	/* as much as the buffer takes: the request in one read, and what
+	 * came behind it (an initiator that did not wait for the reply)
+	 * is kept for the endpoint (tcp_accept) */
 	for (;;) {
-		if (c->have >= MPA_HDR_LEN)
-			want = MPA_HDR_LEN + c->pd_len;
-		if (c->have == want)
+		want = MPA_HDR_LEN;
+		if (c->have >= MPA_HDR_LEN) {
+			if (!mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
+				return -1;   /* not an MPA request: a stranger */
+			want += c->pd_len;
+		}
+		if (c->have >= want)
 			break;
-		n = recv(c->fd, c->buf + c->have, want - c->have, MSG_DONTWAIT);
+		n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have,
+			 MSG_DONTWAIT);
 		if (n == 0)
 			return -1;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		c->have += (uint32_t)n;
-		if (c->have == MPA_HDR_LEN &&
-		    !mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
-			return -1;   /* not an MPA request: a stranger */
 	}
 	if ((c->bits & MPA_REV_MASK) != 1 && (c->bits & MPA_REV_MASK) != 2)
 		return -1;
@@ -645,8 +677,10 @@ static int conn_read(struct dapl_tconn *c)
 
 		if (c->pd_len >= start + TCP_EXT_LEN &&
 		    get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
-		    (get16(end - 2) & TCP_EXT_F_ACKS))
+		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
 			c->ext_acks = true;
+			c->ext_early = (get16(end - 2) & TCP_EXT_F_EARLY) != 0;
+		}
 	}
 	return 1;
 }
@@ -686,37 +720,42 @@ static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
 	return false;
 }
 
-/* Drives ep from the progress thread (the reference is dropped). */
+/* Drives ep from the progress thread (the reference is dropped).  It
+ * waits for the lock: a level-triggered socket whose consumer holds the
+ * lock would otherwise wake the thread again and again until the consumer
+ * has read it, each time taking the CPU from that consumer.  (No lock of
+ * ours is held here, and nobody holding ep->lock waits for the core.) */
 static void ep_service(struct dapl_tep *ep)
 {
+	uint64_t before;
 	unsigned d;
 
-	if (pthread_mutex_trylock(&ep->lock) == 0) {
-		uint64_t before = ep->rx_bytes;
-
-		tcp_ep_drive(ep);
-		d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
-		/* woken for nothing (a consumer got there first) while a
-		 * consumer drives it: stop waking for it.  A wakeup that
-		 * found data keeps it watched: nobody else is reading. */
-		if (ep->state == TCP_EP_CONNECTED && d != ep->drives_seen &&
-		    ep->rx_bytes == before && !ep->excluded) {
-			TCP_TRACE(ep, "excluded (a consumer drives it)");
-			ep->excluded = true;
-			tcp_dev_unwatch(ep);
-			pthread_mutex_lock(&ep->dev->lock);
-			timer_set(ep->dev, true);
-			pthread_mutex_unlock(&ep->dev->lock);
-		}
-		ep->drives_seen = d;
-		/* nobody else will carry what it owes */
-		if (ep->state == TCP_EP_CONNECTED && ep->ack_owed &&
-		    !ep->excluded) {
-			ep->force_ack = true;
-			tcp_ep_flush(ep);
-		}
-		pthread_mutex_unlock(&ep->lock);
+	pthread_mutex_lock(&ep->lock);
+	before = ep->rx_bytes;
+	tcp_ep_drive(ep);
+	d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+	/* woken for nothing (a consumer got there first) while a consumer
+	 * drives it, or a consumer busy-polls it (many drives since we last
+	 * looked): stop waking for it.  A wakeup that found data after a
+	 * drive or two keeps it watched: the consumer waits elsewhere
+	 * (on memory, say). */
+	if (ep->state == TCP_EP_CONNECTED && !ep->excluded &&
+	    d != ep->drives_seen &&
+	    (ep->rx_bytes == before || d - ep->drives_seen >= TCP_BUSY_DRIVES)) {
+		TCP_TRACE(ep, "excluded (a consumer drives it)");
+		ep->excluded = true;
+		tcp_dev_unwatch(ep);
+		pthread_mutex_lock(&ep->dev->lock);
+		timer_set(ep->dev, true);
+		pthread_mutex_unlock(&ep->dev->lock);
 	}
+	ep->drives_seen = d;
+	/* nobody else will carry what it owes */
+	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed && !ep->excluded) {
+		ep->force_ack = true;
+		tcp_ep_flush(ep);
+	}
+	pthread_mutex_unlock(&ep->lock);
 	atomic_fetch_sub(&ep->refs, 1);
 }
 
@@ -841,11 +880,13 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		uint32_t start, len;
 
 		if (c->reported || c->have < MPA_HDR_LEN ||
-		    c->have != MPA_HDR_LEN + c->pd_len || !c->listener)
+		    c->have < MPA_HDR_LEN + c->pd_len || !c->listener)
 			continue;
 		c->reported = true;
 		c->listener->unanswered++;
-		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		if (c->watched)
+			(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		c->watched = false;
 		start = c->v2 ? MPA_V2_LEN : 0;
 		len = c->pd_len - start;
 		if (c->ext_acks)
@@ -862,6 +903,16 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	return false;
 }
 
+/* The calling thread will call cm_get_event until -EAGAIN before the
+ * progress thread needs to know (transport.h). */
+void tcp_cm_self_pump(struct dapl_tdev *dev, bool on)
+{
+	pthread_mutex_lock(&dev->lock);
+	dev->self_pump = on;
+	dev->self_pumper = pthread_self();
+	pthread_mutex_unlock(&dev->lock);
+}
+
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 {
 	struct epoll_event evs[32];
@@ -873,6 +924,16 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	if (next_event(dev, ev)) {
 		pthread_mutex_unlock(&dev->lock);
 		return 0;
+	}
+	/* A thread collecting what its own call queued (cm_self_pump)
+	 * leaves the fds to the progress thread; and right after a pass
+	 * over the epoll set that emptied it, the caller polls before
+	 * calling again (transport.h), which shows anything new. */
+	if ((dev->self_pump && pthread_equal(dev->self_pumper, pthread_self())) ||
+	    dev->polled) {
+		dev->polled = false;
+		pthread_mutex_unlock(&dev->lock);
+		return -EAGAIN;
 	}
 	n = epoll_wait(dev->epfd, evs, 32, 0);
 	for (i = 0; i < n; i++) {
@@ -926,7 +987,8 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		kick_waiting(dev);
 
 	pthread_mutex_lock(&dev->lock);
-	n = next_event(dev, ev);
+	i = next_event(dev, ev);
+	dev->polled = i && n < 32;
 	pthread_mutex_unlock(&dev->lock);
-	return n ? 0 : -EAGAIN;
+	return i ? 0 : -EAGAIN;
 }

@@ -2,12 +2,16 @@
  *
  * Active side: a non-blocking TCP connect, then the MPA request
  * (revision 2, RFC 6581 IRD/ORD, peer-to-peer with a zero-length RDMA
- * Write as ready-to-receive, the libdat trailer), then the reply; with
- * the reply read, the RTR goes out and the endpoint is ESTABLISHED.
+ * Write as ready-to-receive, the libdat trailer with ACKS|EARLY), sent
+ * from connect() itself when the TCP handshake is done by then, then the
+ * reply; with the reply read, the RTR goes out if the responder asked for
+ * one, and the endpoint is ESTABLISHED.
  * Passive side (accept): the reply goes out; the endpoint is ESTABLISHED
- * when the initiator's RTR arrives, or at once for an initiator that asked
- * for no RTR (it then speaks first: RFC 5044 has the responder wait for
- * its first FPDU before sending, hold_tx).
+ * at once for a libdat initiator (EARLY: it takes FPDUs right behind the
+ * reply, so no RTR is asked), when the initiator's RTR arrives for
+ * another peer-to-peer one, or at once for an initiator that asked for no
+ * RTR (it then speaks first: RFC 5044 has the responder wait for its
+ * first FPDU before sending, hold_tx).
  *
  * Every attempt ends with exactly one terminal event (tcp_ep_fail, and
  * the rule of dev->connq, udapl/conn_events.h). */
@@ -107,7 +111,9 @@ fail:
 
 /* ep->lock held: closes the socket and forgets it everywhere.  Unread
  * input is read away first: closing over it would send a reset, which
- * can destroy a Terminate we just sent before the peer reads it. */
+ * can destroy a Terminate we just sent before the peer reads it.  The
+ * socket is never duplicated, so close() also takes it out of every
+ * epoll set it is in (the progress one and the CQs'). */
 static void drop_socket(struct dapl_tep *ep)
 {
 	char sink[4096];
@@ -115,16 +121,13 @@ static void drop_socket(struct dapl_tep *ep)
 
 	if (ep->fd < 0)
 		return;
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < 256 && !ep->rx_eof; i++)
 		if (recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
 			break;
-	tcp_dev_unwatch(ep);
-	tcp_cq_unwatch(ep->scq, ep->fd);
-	if (ep->rcq != ep->scq)
-		tcp_cq_unwatch(ep->rcq, ep->fd);
-	shutdown(ep->fd, SHUT_RDWR);
 	close(ep->fd);
 	ep->fd = -1;
+	ep->dev_ev = 0;
+	ep->cq_ev[0] = ep->cq_ev[1] = 0;
 	ep->excluded = false;
 	ep->want_out = false;
 }
@@ -224,11 +227,11 @@ static void put_v2(uint8_t *p, uint16_t ird, uint16_t ord, uint32_t ird_flags,
 	put16(p + 2, (ord & MPA_V2_LIMIT_MASK) | ord_flags);
 }
 
-static void put_ext(uint8_t *p)
+static void put_ext(uint8_t *p, uint32_t flags)
 {
 	put32(p, TCP_EXT_MAGIC);
 	put16(p + 4, TCP_EXT_VERSION);
-	put16(p + 6, TCP_EXT_F_ACKS);
+	put16(p + 6, flags);
 }
 
 static uint16_t clamp_limit(uint16_t v)
@@ -275,6 +278,7 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	tcp_ep_reset_streams(ep);
+	tcp_ep_new_salt(ep);
 	ep->fd = fd;
 	ep->active = true;
 	ep->peer = to;
@@ -287,7 +291,8 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	       MPA_V2_P2P, MPA_V2_WRITE_RTR);
 	if (len)
 		memcpy(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN, pdata, len);
-	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len);
+	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len,
+		TCP_EXT_F_ACKS | TCP_EXT_F_EARLY);
 	ep->handshake_len = (uint32_t)(MPA_HDR_LEN + pd);
 	ep->handshake_done = 0;
 	ep->state = TCP_EP_CONNECTING;
@@ -305,9 +310,12 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		pthread_mutex_unlock(&ep->lock);
 		return 0;
 	}
+	/* on a near peer (loopback) the TCP handshake is often over by now:
+	 * the request goes at once, not from the progress thread on
+	 * EPOLLOUT */
+	tcp_ep_handshake(ep);
 	tcp_dev_watch(ep);
 	pthread_mutex_unlock(&ep->lock);
-	tcp_dev_need_tick(ep->dev);
 	return 0;
 }
 
@@ -315,12 +323,12 @@ void tcp_ep_go_connected(struct dapl_tep *ep)
 {
 	socklen_t l = sizeof(ep->local);
 
-	getsockname(ep->fd, (struct sockaddr *)&ep->local, &l);
+	/* a passive side knows its address: its listener's */
+	if (ep->active)
+		getsockname(ep->fd, (struct sockaddr *)&ep->local, &l);
 	ep->state = TCP_EP_CONNECTED;
 	ep->deadline_ms = 0;
-	tcp_cq_watch(ep->scq, ep->fd, false);
-	if (ep->rcq != ep->scq)
-		tcp_cq_watch(ep->rcq, ep->fd, false);
+	/* the CQs' epoll sets take the socket when a consumer arms them */
 	tcp_dev_watch(ep);
 }
 
@@ -331,17 +339,10 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 	struct dapl_tdev *dev = ep->dev;
 	uint32_t bits = 0, pd_len = 0, start, len, want;
 	ssize_t n;
-	int soerr = 0;
-	socklen_t sl = sizeof(soerr);
 
 	if (ep->state == TCP_EP_CONNECTING) {
-		if (getsockopt(ep->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
-		    soerr) {
-			tcp_ep_fail(ep, soerr == ECONNREFUSED ? DAPL_TCM_REJECTED
-							      : DAPL_TCM_UNREACHABLE,
-				    -soerr);
-			return;
-		}
+		/* a failed connect makes send() return its error (what
+		 * SO_ERROR holds), one still in progress EAGAIN */
 		while (ep->handshake_done < ep->handshake_len) {
 			n = send(ep->fd, ep->hs_buf + ep->handshake_done,
 				 ep->handshake_len - ep->handshake_done,
@@ -359,18 +360,27 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 		ep->state = TCP_EP_MPA_REQ;
 		ep->handshake_done = 0;
 		tcp_dev_watch(ep);   /* no more EPOLLOUT */
+		return;              /* the reply cannot be there yet */
 	}
 	if (ep->state != TCP_EP_MPA_REQ)
 		return;
-	/* the reply: header, then exactly its private data (FPDUs follow) */
+	/* the reply, header then private data, in as few reads as it
+	 * takes; what follows it in the same read (the first FPDUs of a
+	 * responder that need not wait for our RTR) goes to the staging
+	 * buffer */
 	for (;;) {
 		want = MPA_HDR_LEN;
-		if (ep->handshake_done >= MPA_HDR_LEN)
-			want += get16(ep->hs_buf + 18);
-		if (ep->handshake_done == want)
+		if (ep->handshake_done >= MPA_HDR_LEN) {
+			if (!mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len)) {
+				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
+				return;
+			}
+			want += pd_len;
+		}
+		if (ep->handshake_done >= want)
 			break;
 		n = recv(ep->fd, ep->hs_buf + ep->handshake_done,
-			 want - ep->handshake_done, MSG_DONTWAIT);
+			 sizeof(ep->hs_buf) - ep->handshake_done, MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			/* the peer went away before it answered */
 			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR,
@@ -380,13 +390,11 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 		if (n < 0)
 			return;
 		ep->handshake_done += (uint32_t)n;
-		if (ep->handshake_done == MPA_HDR_LEN &&
-		    !mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len)) {
-			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -EPROTO);
-			return;
-		}
 	}
-	mpa_get_hdr(ep->hs_buf, false, &bits, &pd_len);
+	ep->rbuf_rd = 0;
+	ep->rbuf_wr = ep->handshake_done - want;
+	if (ep->rbuf_wr)
+		memcpy(ep->rbuf, ep->hs_buf + want, ep->rbuf_wr);
 	start = ((bits & MPA_REV_MASK) == 2 && (bits & MPA_FLAG_ENHANCED) &&
 		 pd_len >= MPA_V2_LEN) ? MPA_V2_LEN : 0;
 	len = pd_len - start;
@@ -437,6 +445,10 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 	dapl_conn_events_queue(&dev->connq, &ep->cev, DAPL_TCM_ESTABLISHED, 0,
 			       ep->hs_buf + MPA_HDR_LEN + start, len);
 	pthread_mutex_unlock(&dev->lock);
+	/* FPDUs read with the reply: the socket may have nothing more to
+	 * wake anyone for them */
+	if (ep->state == TCP_EP_CONNECTED && ep->rbuf_wr)
+		tcp_ep_drive(ep);
 }
 
 int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
@@ -468,14 +480,23 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	dapl_conn_events_drop(&ep->dev->connq, &ep->cev);
 	pthread_mutex_unlock(&ep->dev->lock);
 	tcp_ep_reset_streams(ep);
+	tcp_ep_new_salt(ep);
 	ep->active = false;
 	ep->ird = ird;
 	ep->ord = ord;
 	ep->ext_acks = conn->ext_acks;
 	ep->peer = conn->peer;
+	ep->local = conn->local;
+	/* bytes read behind the request are the stream's next */
+	ep->rbuf_wr = conn->have - (MPA_HDR_LEN + conn->pd_len);
+	if (ep->rbuf_wr)
+		memcpy(ep->rbuf, conn->buf + MPA_HDR_LEN + conn->pd_len,
+		       ep->rbuf_wr);
 	ep->fd = conn->fd;
 	conn->fd = -1;
-	if (conn->v2 && (conn->peer_ird & MPA_V2_P2P)) {
+	/* a libdat initiator that takes FPDUs right behind the reply needs
+	 * no RTR: we are connected once the reply is out */
+	if (conn->v2 && (conn->peer_ird & MPA_V2_P2P) && !conn->ext_early) {
 		if (conn->peer_ord & MPA_V2_WRITE_RTR)
 			ord_flags = MPA_V2_WRITE_RTR;
 		else if (conn->peer_ord & MPA_V2_READ_RTR)
@@ -485,8 +506,9 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 			ep->rtr_pending = true;
 		}
 	}
-	/* without an RTR the initiator speaks first (RFC 5044) */
-	ep->hold_tx = !ep->rtr_pending;
+	/* without an RTR the initiator speaks first (RFC 5044), unless it
+	 * said it needs not */
+	ep->hold_tx = !ep->rtr_pending && !conn->ext_early;
 	off = MPA_HDR_LEN;
 	pd = len + (conn->v2 ? MPA_V2_LEN : 0) + (ep->ext_acks ? TCP_EXT_LEN : 0);
 	mpa_put_hdr(f, false, conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1,
@@ -500,7 +522,8 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		memcpy(f + off, pdata, len);
 	off += len;
 	if (ep->ext_acks) {
-		put_ext(f + off);
+		put_ext(f + off, TCP_EXT_F_ACKS |
+			(conn->ext_early ? TCP_EXT_F_EARLY : 0));
 		off += TCP_EXT_LEN;
 	}
 	free(conn);
@@ -524,7 +547,11 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 				       DAPL_TCM_ESTABLISHED, 0, NULL, 0);
 		pthread_mutex_unlock(&dev->lock);
 	}
-	tcp_ep_drive(ep);
+	/* what came behind the request is driven now (nothing may come
+	 * after it to wake anyone); the rest, in answer to our reply, wakes
+	 * the progress thread on the socket, now watched */
+	if (ep->rbuf_wr)
+		tcp_ep_drive(ep);
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 }

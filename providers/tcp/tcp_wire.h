@@ -25,7 +25,12 @@
  * field of every FPDU carries the number of the sender's inbound messages
  * (Sends and RDMA Writes) placed so far, in order.  That is what lets a
  * Send or an RDMA Write complete once the peer has placed it, without a
- * message of its own whenever traffic flows back. */
+ * message of its own whenever traffic flows back.  An initiator that also
+ * sets TCP_EXT_F_EARLY takes FPDUs right behind the reply (it reads the
+ * reply to its exact length): a libdat responder then asks for no RTR,
+ * is connected as soon as its reply is sent, and may send first.  The
+ * request still offers peer-to-peer with a zero-length Write as RTR, for
+ * responders that do not know the flag. */
 #ifndef PROVIDERS_TCP_TCP_WIRE_H
 #define PROVIDERS_TCP_TCP_WIRE_H
 
@@ -56,6 +61,7 @@
 #define TCP_EXT_LEN 8
 #define TCP_EXT_VERSION 1u
 #define TCP_EXT_F_ACKS 0x0001u        /* placement acknowledgements in the CRC field */
+#define TCP_EXT_F_EARLY 0x0002u       /* with ACKS: FPDUs may follow the reply, no RTR */
 
 #define DDP_T 0x8000u
 #define DDP_L 0x4000u

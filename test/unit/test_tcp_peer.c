@@ -577,13 +577,15 @@ static int stream_end(int fd)
 struct peer {
 	int fd;
 	bool ext;               /* both announced the libdat ack extension */
+	bool early;             /* ... and we take FPDUs right behind the reply */
 	uint32_t count;         /* what goes in our CRC fields */
 };
 
-enum { PEER_EXT = 1u << 0 };
+enum { PEER_EXT = 1u << 0, PEER_EARLY = 1u << 1 };
 
 /* An MPA request: revision 2, RFC 6581 IRD/ORD 4 with peer-to-peer and a
- * zero-length Write as RTR, the libdat trailer with PEER_EXT. */
+ * zero-length Write as RTR, the libdat trailer with PEER_EXT (and
+ * TCP_EXT_F_EARLY with PEER_EARLY). */
 static void peer_request(struct peer *p, unsigned flags)
 {
 	uint8_t f[MPA_HDR_LEN + MPA_V2_LEN + TCP_EXT_LEN];
@@ -595,9 +597,11 @@ static void peer_request(struct peer *p, unsigned flags)
 	if (flags & PEER_EXT) {
 		put32(f + MPA_HDR_LEN + 4, TCP_EXT_MAGIC);
 		put16(f + MPA_HDR_LEN + 8, TCP_EXT_VERSION);
-		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_ACKS);
+		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_ACKS |
+		      ((flags & PEER_EARLY) ? TCP_EXT_F_EARLY : 0));
 	}
 	p->ext = (flags & PEER_EXT) != 0;
+	p->early = p->ext && (flags & PEER_EARLY);
 	p->count = 0;
 	send_all(p->fd, f, MPA_HDR_LEN + pd);
 }
@@ -613,12 +617,14 @@ static void peer_reply(struct peer *p)
 	ck_assert_uint_eq(bits, MPA_FLAG_ENHANCED | 2);
 	ck_assert_uint_eq(pd_len, MPA_V2_LEN + (p->ext ? TCP_EXT_LEN : 0));
 	ck_assert_int_eq(read_exact(p->fd, f + MPA_HDR_LEN, pd_len), 1);
-	ck_assert_uint_eq(get16(f + MPA_HDR_LEN), 4 | MPA_V2_P2P);
-	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2), 4 | MPA_V2_WRITE_RTR);
+	/* an initiator that takes FPDUs at once is asked for no RTR */
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN), p->early ? 4 : 4 | MPA_V2_P2P);
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2),
+			  p->early ? 4 : 4 | MPA_V2_WRITE_RTR);
 	if (p->ext) {
 		ck_assert_uint_eq(get32(f + MPA_HDR_LEN + 4), TCP_EXT_MAGIC);
-		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 10) & TCP_EXT_F_ACKS,
-				  TCP_EXT_F_ACKS);
+		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 10),
+				  TCP_EXT_F_ACKS | (p->early ? TCP_EXT_F_EARLY : 0));
 	}
 }
 
@@ -1640,6 +1646,253 @@ START_TEST(lying_acks)
 }
 END_TEST
 
+/* A libdat initiator that takes FPDUs right behind the reply
+ * (TCP_EXT_F_EARLY): the reply asks for no RTR, the accepted endpoint is
+ * ESTABLISHED before the peer sends another byte, and it may send first
+ * (its Send follows the reply on the wire).  _i 1: the EARLY bit without
+ * the ACKS bit is no libdat trailer: those 8 bytes are the consumer's
+ * private data and the RTR is still awaited. */
+START_TEST(early_initiator)
+{
+	struct bed b;
+	struct buf sb, rb;
+	struct dapl_tsge sge;
+	struct evc c;
+	uint8_t f[MPA_HDR_LEN + MPA_PD_MAX];
+	uint32_t bits = 0, pd_len = 0;
+
+	bed_up(&b, 4, 4);
+	buf_make(&sb, b.s.pd, 256, 21);
+	buf_make(&rb, b.s.pd, 64, 22);
+	post_recv(&b.s, &rb, 0, 64, 0xe0);
+	b.p.fd = raw_connect(b.port);
+	if (_i == 0) {
+		peer_request(&b.p, PEER_EXT | PEER_EARLY);
+		c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+		ck_assert_uint_eq(c.ev.pdata_len, 0);
+		do_accept(c.ev.conn, b.s.ep);
+		/* connected with nothing more from the peer */
+		take(b.s.ep, DAPL_TCM_ESTABLISHED);
+		sge = sge_of(&sb, 0, 100);
+		ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0x61,
+					      DAPL_TPOST_SIGNALED), 0);
+		peer_reply(&b.p);
+		peer_sees_send(&b, 1, 100);
+		expect_cq_empty(b.s.scq);
+		peer_send_count(&b, 1, 1, 0xe0);
+		expect_wc(b.s.scq, 0x61, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 0);
+	} else {
+		mpa_put_hdr(f, true, MPA_FLAG_ENHANCED | 2,
+			    MPA_V2_LEN + TCP_EXT_LEN);
+		put16(f + MPA_HDR_LEN, 4 | MPA_V2_P2P);
+		put16(f + MPA_HDR_LEN + 2, 4 | MPA_V2_WRITE_RTR);
+		put32(f + MPA_HDR_LEN + 4, TCP_EXT_MAGIC);
+		put16(f + MPA_HDR_LEN + 8, TCP_EXT_VERSION);
+		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_EARLY);
+		send_all(b.p.fd, f, MPA_HDR_LEN + MPA_V2_LEN + TCP_EXT_LEN);
+		c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+		ck_assert_uint_eq(c.ev.pdata_len, TCP_EXT_LEN);
+		do_accept(c.ev.conn, b.s.ep);
+		ck_assert_int_eq(read_exact(b.p.fd, f, MPA_HDR_LEN), 1);
+		ck_assert(mpa_get_hdr(f, false, &bits, &pd_len));
+		ck_assert_uint_eq(pd_len, MPA_V2_LEN);
+		ck_assert_int_eq(read_exact(b.p.fd, f + MPA_HDR_LEN, pd_len), 1);
+		ck_assert_uint_eq(get16(f + MPA_HDR_LEN), 4 | MPA_V2_P2P);
+		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2), 4 | MPA_V2_WRITE_RTR);
+		/* not ESTABLISHED, nothing sent, until the RTR */
+		sge = sge_of(&sb, 0, 100);
+		ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0x61,
+					      DAPL_TPOST_SIGNALED), -ENOTCONN);
+		send_all(b.p.fd, f, mk_rtr(f));
+		take(b.s.ep, DAPL_TCM_ESTABLISHED);
+		ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0x61,
+					      DAPL_TPOST_SIGNALED), 0);
+		b.p.ext = false;
+		peer_sees_send(&b, 1, 100);
+		/* without acks a Send completes once the socket took it */
+		expect_wc(b.s.scq, 0x61, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 0);
+	}
+	do_disconnect(b.s.ep);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	if (_i == 1) {
+		uint64_t rest = 0xe0;
+
+		expect_flushed_once(b.s.rcq, &rest, 1, DAPL_TWC_RECV);
+	}
+	expect_cq_empty(b.s.scq);
+	expect_cq_empty(b.s.rcq);
+	buf_free(&sb);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
+/* An initiator that sends its first FPDUs in the same segment as its
+ * request, without waiting for the reply (_i 0: with the EARLY flag, a
+ * Send; 1: the RTR and a Send): read with the request, they are kept and
+ * placed once the accept is made, though the socket has nothing more to
+ * wake anyone for them. */
+START_TEST(request_with_data)
+{
+	struct bed b;
+	struct buf rb;
+	uint8_t f[256];
+	size_t n;
+
+	bed_up(&b, 4, 4);
+	buf_make(&rb, b.s.pd, 64, 24);
+	post_recv(&b.s, &rb, 0, 64, 0xf0);
+	b.p.fd = raw_connect(b.port);
+	mpa_put_hdr(f, true, MPA_FLAG_ENHANCED | 2, MPA_V2_LEN + TCP_EXT_LEN);
+	put16(f + MPA_HDR_LEN, 4 | MPA_V2_P2P);
+	put16(f + MPA_HDR_LEN + 2, 4 | MPA_V2_WRITE_RTR);
+	put32(f + MPA_HDR_LEN + 4, TCP_EXT_MAGIC);
+	put16(f + MPA_HDR_LEN + 8, TCP_EXT_VERSION);
+	put16(f + MPA_HDR_LEN + 10,
+	      TCP_EXT_F_ACKS | (_i == 0 ? TCP_EXT_F_EARLY : 0));
+	n = MPA_HDR_LEN + MPA_V2_LEN + TCP_EXT_LEN;
+	if (_i == 1)
+		n += mk_rtr(f + n);
+	n += mk_send(f + n, 1, "early", 5, 0);
+	send_all(b.p.fd, f, n);
+	b.p.ext = true;
+	b.p.early = _i == 0;
+	b.p.count = 0;
+	{
+		struct evc c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+
+		ck_assert_uint_eq(c.ev.pdata_len, 0);
+		do_accept(c.ev.conn, b.s.ep);
+	}
+	take(b.s.ep, DAPL_TCM_ESTABLISHED);
+	expect_wc(b.s.rcq, 0xf0, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 5);
+	ep_sync(b.s.ep);
+	ck_assert_int_eq(memcmp(rb.p, "early", 5), 0);
+	peer_reply(&b.p);
+	do_disconnect(b.s.ep);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	expect_cq_empty(b.s.rcq);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
+/* Our side initiates; the peer is a raw listener.  Our request offers
+ * peer-to-peer with a zero-length Write as RTR and announces ACKS|EARLY;
+ * the peer replies as a libdat responder does (no RTR asked) with a Send
+ * in the same segment: our endpoint is ESTABLISHED with the reply's
+ * private data, sends no RTR, and places the Send though the socket has
+ * nothing more to wake anyone for it. */
+START_TEST(early_responder)
+{
+	struct sockaddr_in a = g_lo;
+	socklen_t al = sizeof(a);
+	struct side s;
+	struct buf rb;
+	struct peer p = { .fd = -1 };
+	uint8_t f[512];
+	uint32_t bits = 0, pd_len = 0;
+	int lfd;
+	size_t n;
+	struct evc c;
+
+	dev_start(NULL);
+	side_make(&s, 4, 4);
+	buf_make(&rb, s.pd, 64, 25);
+	post_recv(&s, &rb, 0, 64, 0xd0);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+	do_connect(s.ep, ntohs(a.sin_port));
+	p.fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	ck_assert_int_ge(p.fd, 0);
+	/* our request: RTR offered, ACKS|EARLY announced, "hi" */
+	ck_assert_int_eq(read_exact(p.fd, f, MPA_HDR_LEN), 1);
+	ck_assert(mpa_get_hdr(f, true, &bits, &pd_len));
+	ck_assert_uint_eq(bits, MPA_FLAG_ENHANCED | 2);
+	ck_assert_uint_eq(pd_len, MPA_V2_LEN + 2 + TCP_EXT_LEN);
+	ck_assert_int_eq(read_exact(p.fd, f + MPA_HDR_LEN, pd_len), 1);
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN), 4 | MPA_V2_P2P);
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 2), 4 | MPA_V2_WRITE_RTR);
+	ck_assert_int_eq(memcmp(f + MPA_HDR_LEN + MPA_V2_LEN, "hi", 2), 0);
+	ck_assert_uint_eq(get32(f + MPA_HDR_LEN + 6), TCP_EXT_MAGIC);
+	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 12),
+			  TCP_EXT_F_ACKS | TCP_EXT_F_EARLY);
+	/* the reply, "yo", then a Send in the same segment */
+	mpa_put_hdr(f, false, MPA_FLAG_ENHANCED | 2, MPA_V2_LEN + 2 + TCP_EXT_LEN);
+	put16(f + MPA_HDR_LEN, 4);
+	put16(f + MPA_HDR_LEN + 2, 4);
+	memcpy(f + MPA_HDR_LEN + MPA_V2_LEN, "yo", 2);
+	put32(f + MPA_HDR_LEN + 6, TCP_EXT_MAGIC);
+	put16(f + MPA_HDR_LEN + 10, TCP_EXT_VERSION);
+	put16(f + MPA_HDR_LEN + 12, TCP_EXT_F_ACKS | TCP_EXT_F_EARLY);
+	n = MPA_HDR_LEN + MPA_V2_LEN + 2 + TCP_EXT_LEN;
+	n += mk_send(f + n, 1, "first", 5, 0);
+	send_all(p.fd, f, n);
+	c = take(s.ep, DAPL_TCM_ESTABLISHED);
+	ck_assert_uint_eq(c.ev.pdata_len, 2);
+	ck_assert_int_eq(memcmp(c.pdata, "yo", 2), 0);
+	expect_wc(s.rcq, 0xd0, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 5);
+	ep_sync(s.ep);
+	ck_assert_int_eq(memcmp(rb.p, "first", 5), 0);
+	/* no RTR: what comes from us is the ack of that Send, bare */
+	p.ext = true;
+	ck_assert(read_fpdu(p.fd, &rx));
+	ck_assert_msg(rx.tagged && rx.op == RDMAP_WRITE && rx.stag == 0 &&
+		      rx.dlen == 0 && rx.crc == 1, "an RTR or something else "
+		      "(stag %#x len %u count %u)", rx.stag, rx.dlen, rx.crc);
+	do_disconnect(s.ep);
+	take(s.ep, DAPL_TCM_DISCONNECTED);
+	close(p.fd);
+	close(lfd);
+	buf_free(&rb);
+	side_free(&s);
+	dev_stop();
+}
+END_TEST
+
+/* A burst of RDMA Writes read in one drive: the placed count goes back
+ * while the drive goes on, at least every TCP_ACK_MSGS (16) messages, not
+ * once at its end (a sender with a short queue would wait for it). */
+#define BURST 40
+START_TEST(acks_keep_up)
+{
+	struct bed b;
+	struct buf t;
+	uint8_t f[BURST * 64], d[BURST][16];
+	uint32_t last = 0;
+	size_t n = 0;
+	int i;
+
+	bed_up(&b, 4, 4);
+	buf_make(&t, b.s.pd, sizeof(d), 23);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, PEER_EXT);
+	for (i = 0; i < BURST; i++) {
+		pattern(d[i], sizeof(d[i]), 100 + (unsigned)i);
+		n += mk_write(f + n, t.rkey, buf_addr(&t) + (uint64_t)i * 16,
+			      d[i], 16, 0);
+	}
+	send_all(b.p.fd, f, n);
+	while (last < BURST) {
+		ck_assert_msg(read_fpdu(b.p.fd, &rx), "no ack after %u", last);
+		ck_assert_msg(rx.tagged && rx.op == RDMAP_WRITE && rx.stag == 0 &&
+			      rx.dlen == 0 && rx.last, "not a bare ack");
+		ck_assert_msg(rx.crc > last && rx.crc - last <= 16 &&
+			      rx.crc <= BURST, "placed count %u after %u",
+			      rx.crc, last);
+		last = rx.crc;
+	}
+	ep_sync(b.s.ep);
+	ck_assert_int_eq(memcmp(t.p, d, sizeof(d)), 0);
+	do_disconnect(b.s.ep);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	buf_free(&t);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- 8. Read Responses nobody asked for ------------------------------------------ */
 
 /* _i: 0 a Read Response with no Read outstanding, aimed like an RDMA Write
@@ -1829,10 +2082,14 @@ static Suite *suite(void)
 		ADD(tc, stags_not_recoverable);
 	ADD(tc, half_open_dropped);
 	ADD(tc, rtr_never_comes);
+	ADD_LOOP(tc, early_initiator, 2);
 	ADD(tc, half_open_flood);
 	ADD_LOOP(tc, garbage_after_handshake, 6);
 	ADD(tc, peer_stops_reading);
 	ADD(tc, lying_acks);
+	ADD(tc, acks_keep_up);
+	ADD_LOOP(tc, request_with_data, 2);
+	ADD(tc, early_responder);
 	ADD_LOOP(tc, unasked_read_response, 6);
 	ADD_LOOP(tc, peer_terminates_read, 2);
 	suite_add_tcase(s, tc);

@@ -1458,8 +1458,18 @@ static bool rx_drive(struct dapl_tep *ep)
 	}
 }
 
+/* Something for tcp_ep_flush to frame or push. */
+static bool tx_pending(const struct dapl_tep *ep)
+{
+	return ep->iov_at != ep->iov_n || ep->force_ack || ep->rtr_write ||
+	       ep->sq.frame != ep->sq.tail || ep->resp_head != ep->resp_tail ||
+	       (ep->term_queued && !ep->term_sent);
+}
+
 bool tcp_ep_drive(struct dapl_tep *ep)
 {
+	uint64_t before;
+
 	if (ep->state == TCP_EP_CONNECTING || ep->state == TCP_EP_MPA_REQ) {
 		tcp_ep_handshake(ep);
 		return ep->state != TCP_EP_DOWN;
@@ -1470,8 +1480,12 @@ bool tcp_ep_drive(struct dapl_tep *ep)
 	 * own goes out bare */
 	if (ep->ack_owed && ++ep->ack_age >= 2)
 		ep->force_ack = true;
+	before = ep->rx_bytes;
 	if (!rx_drive(ep))
 		return false;
-	tcp_ep_flush(ep);
+	/* nothing read and nothing to send: nothing can complete either
+	 * (what completes a request comes in, or goes out) */
+	if (ep->rx_bytes != before || tx_pending(ep))
+		tcp_ep_flush(ep);
 	return ep->state == TCP_EP_CONNECTED || ep->state == TCP_EP_ACCEPTING;
 }

@@ -451,6 +451,8 @@ void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep);
 /* ep->lock held: the socket's events changed (EPOLLOUT) in the CQ sets
  * that hold it. */
 void tcp_cq_watch(struct dapl_tep *ep);
+/* ep->lock held: the socket leaves the CQ sets that hold it. */
+void tcp_cq_unwatch(struct dapl_tep *ep);
 
 /* ---- tcp_srq.c ------------------------------------------------------------ */
 int tcp_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,

@@ -299,6 +299,15 @@ void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep)
 	pthread_mutex_unlock(&cq->lock);
 }
 
+void tcp_cq_unwatch(struct dapl_tep *ep)
+{
+	if (ep->fd >= 0 && ep->cq_ev[0])
+		(void)epoll_ctl(ep->scq->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	if (ep->fd >= 0 && ep->cq_ev[1])
+		(void)epoll_ctl(ep->rcq->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	ep->cq_ev[0] = ep->cq_ev[1] = 0;
+}
+
 void tcp_cq_watch(struct dapl_tep *ep)
 {
 	/* only where it is already: the others take it when armed */

@@ -315,10 +315,16 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	return 0;
 }
 
+/* As drop_socket (tcp_ep.c): out of the epoll set and shut down before
+ * the close, so the FIN does not wait for a poller's reference. */
 void tcp_conn_free(struct dapl_tconn *c)
 {
-	if (c->fd >= 0)
+	if (c->fd >= 0) {
+		if (c->watched)
+			(void)epoll_ctl(c->dev->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		(void)shutdown(c->fd, SHUT_RDWR);
 		close(c->fd);
+	}
 	free(c);
 }
 

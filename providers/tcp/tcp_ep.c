@@ -111,9 +111,17 @@ fail:
 
 /* ep->lock held: closes the socket and forgets it everywhere.  Unread
  * input is read away first: closing over it would send a reset, which
- * can destroy a Terminate we just sent before the peer reads it.  The
- * socket is never duplicated, so close() also takes it out of every
- * epoll set it is in (the progress one and the CQs'). */
+ * can destroy a Terminate we just sent before the peer reads it.
+ *
+ * The socket leaves our epoll sets before the close, and the FIN goes by
+ * shutdown(): a thread asleep in poll() on one of those sets (the
+ * progress thread, a consumer on a CQ) can hold the last reference to
+ * the socket -- Linux's scan of an epoll ready list takes one for a
+ * moment -- and a close() that lost that race would leave the release,
+ * and with it the FIN, to whenever that thread next wakes: a peer
+ * waiting for our disconnect then waits for nothing.  EPOLL_CTL_DEL
+ * waits for a scan in progress; shutdown() sends the FIN whoever holds
+ * the socket. */
 static void drop_socket(struct dapl_tep *ep)
 {
 	char sink[4096];
@@ -124,10 +132,11 @@ static void drop_socket(struct dapl_tep *ep)
 	for (i = 0; i < 256 && !ep->rx_eof; i++)
 		if (recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0)
 			break;
+	tcp_dev_unwatch(ep);
+	tcp_cq_unwatch(ep);
+	(void)shutdown(ep->fd, SHUT_RDWR);
 	close(ep->fd);
 	ep->fd = -1;
-	ep->dev_ev = 0;
-	ep->cq_ev[0] = ep->cq_ev[1] = 0;
 	ep->excluded = false;
 	ep->want_out = false;
 }

@@ -2036,6 +2036,53 @@ START_TEST(peer_terminates_read)
 }
 END_TEST
 
+/* ---- the FIN goes whoever else holds the socket ---------------------------- */
+
+/* Linux 6.10 and later: a thread scanning an epoll ready list holds a
+ * reference to each socket for a moment, and a close() that loses that
+ * race leaves the release (and the FIN) to whenever that thread wakes.
+ * A dup() stands in for that reference here: the peer must see the end
+ * of the stream at once anyway.  _i: 0 a disconnect, 1 a reject of the
+ * peer's request (the listening side's socket). */
+START_TEST(fin_while_socket_held)
+{
+	struct bed b;
+	struct evc c;
+	int held;
+
+	bed_up(&b, 4, 4);
+	if (_i == 0) {
+		peer_connect(&b.p, b.l, b.port, b.s.ep, 0);
+		held = dup(b.s.ep->fd);
+		ck_assert_int_ge(held, 0);
+		do_disconnect(b.s.ep);
+		take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	} else {
+		b.p.fd = raw_connect(b.port);
+		peer_request(&b.p, 0);
+		c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+		held = dup(c.ev.conn->fd);
+		ck_assert_int_ge(held, 0);
+		pthread_mutex_lock(&h.lock);
+		ck_assert_int_eq(T->reject(c.ev.conn, NULL, 0), 0);
+		pthread_mutex_unlock(&h.lock);
+		/* the MPA reply with the reject bit, then the end */
+		{
+			uint8_t r[MPA_HDR_LEN + MPA_V2_LEN];
+			uint32_t bits = 0, pd_len = 0;
+
+			ck_assert_int_eq(read_exact(b.p.fd, r, sizeof(r)), 1);
+			ck_assert(mpa_get_hdr(r, false, &bits, &pd_len));
+			ck_assert(bits & MPA_FLAG_REJECT);
+			ck_assert_uint_eq(pd_len, MPA_V2_LEN);
+		}
+	}
+	expect_eof(b.p.fd);
+	close(held);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 /* A network namespace of our own with only loopback, when we may make one. */
@@ -2092,6 +2139,7 @@ static Suite *suite(void)
 	ADD(tc, early_responder);
 	ADD_LOOP(tc, unasked_read_response, 6);
 	ADD_LOOP(tc, peer_terminates_read, 2);
+	ADD_LOOP(tc, fin_while_socket_held, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

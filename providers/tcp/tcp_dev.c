@@ -520,7 +520,12 @@ void tcp_unlisten(struct dapl_tlisten *l)
 	struct dapl_tconn *c, *next;
 
 	pthread_mutex_lock(&dev->lock);
-	close(l->fd);   /* later connects are refused by the kernel */
+	/* later connects are refused by the kernel: out of the set and
+	 * shut down first, or a poller's reference (drop_socket, tcp_ep.c)
+	 * could keep it listening after the close */
+	(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+	(void)shutdown(l->fd, SHUT_RDWR);
+	close(l->fd);
 	l->fd = -1;
 	l->dead = true;
 	/* requests still in their handshake were never reported: drop them */

@@ -2083,6 +2083,32 @@ START_TEST(fin_while_socket_held)
 }
 END_TEST
 
+/* The same for a listener: once unlistened, a connect is refused, though
+ * another reference holds the listening socket. */
+START_TEST(refused_after_unlisten_while_held)
+{
+	struct dapl_tlisten *l;
+	struct sockaddr_in a = g_lo;
+	uint16_t port;
+	int held, fd, r;
+
+	dev_start(NULL);
+	l = do_listen(&port);
+	held = dup(l->fd);
+	ck_assert_int_ge(held, 0);
+	do_unlisten(l);
+	a.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	ck_assert_msg(r != 0 && errno == ECONNREFUSED,
+		      "connect after unlisten: %s", r ? strerror(errno) : "accepted");
+	close(fd);
+	close(held);
+	dev_stop();
+}
+END_TEST
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 /* A network namespace of our own with only loopback, when we may make one. */
@@ -2140,6 +2166,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, unasked_read_response, 6);
 	ADD_LOOP(tc, peer_terminates_read, 2);
 	ADD_LOOP(tc, fin_while_socket_held, 2);
+	ADD(tc, refused_after_unlisten_while_held);
 	suite_add_tcase(s, tc);
 	return s;
 }

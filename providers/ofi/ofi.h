@@ -26,6 +26,14 @@
  *    libfabric completion does not say which endpoint took a receive from
  *    it, so each endpoint on an SRQ binds its receives to a private
  *    libfabric CQ (an ofi_subcq) that its recv CQ reads along with its own.
+ *  - A PD is a libfabric domain of its own: keys are domain-wide in
+ *    libfabric, and an incoming RDMA Read or Write is checked against the
+ *    registrations of the target endpoint's domain only, so this is what
+ *    keeps a peer of an endpoint in one PD out of another PD's memory.
+ *    The first PD takes the device's domain; others open their own.  A
+ *    CQ is opened in the device's domain, so an endpoint of another
+ *    domain completes through a sub-CQ of its domain (an ofi_subcq shared
+ *    by the endpoints of that domain on that CQ), read along with it.
  *  - The progress thread sleeps on the wait fds of every CQ, but a CQ the
  *    consumer is busy polling (many empty polls, not armed) is left out
  *    of its epoll set, so the thread does not wake, and fight for the CQ
@@ -139,12 +147,16 @@ struct dapl_tcq {
 	bool excluded;                  /* left out of dev->epfd (dev->lock) */
 };
 
-/* The private receive CQ of an endpoint on an SRQ (see the top). */
+/* A libfabric CQ read along with a dapl_tcq's own (see the top): the
+ * private receive CQ of an endpoint on an SRQ (ep set), or the CQ of
+ * another PD's domain, shared by that domain's endpoints (ep NULL). */
 struct ofi_subcq {
 	struct fid_cq *fcq;
 	int fd;
 	struct dapl_tep *ep;
-	struct ofi_subcq *next;         /* rcq->subs (dev->lock and rcq->lock) */
+	struct fid_domain *domain;
+	int refs;                       /* endpoints bound to it (dev->lock) */
+	struct ofi_subcq *next;         /* cq->subs (dev->lock and cq->lock) */
 };
 
 enum ofi_ep_state {
@@ -156,7 +168,10 @@ enum ofi_ep_state {
 
 struct dapl_tep {
 	struct dapl_tdev *dev;
+	struct dapl_tpd *pd;
 	struct dapl_tcq *scq, *rcq;
+	/* the CQs of pd's domain on scq and rcq; NULL: the CQ's own */
+	struct ofi_subcq *ssub, *rsub;
 	struct ofi_queue *sq, *rq;      /* rq NULL on an SRQ */
 	struct dapl_tsrq *srq;
 	struct ofi_subcq *sub;          /* on an SRQ: where its receives complete */
@@ -196,6 +211,7 @@ struct dapl_tlisten {
  * atomics, so posting takes only srq->lock and cq_poll only its CQ's. */
 struct dapl_tsrq {
 	struct dapl_tdev *dev;
+	struct dapl_tpd *pd;
 	pthread_mutex_t lock;           /* posting */
 	struct fid_ep *srx;
 	uint32_t cap, max_wr, max_sge;
@@ -212,6 +228,7 @@ struct dapl_tsrq {
 
 struct dapl_tpd {
 	struct dapl_tdev *dev;
+	struct fid_domain *domain;      /* dev->domain, or its own */
 };
 
 struct dapl_tmr {
@@ -252,6 +269,7 @@ struct dapl_tdev {
 	/* the events we make up ourselves (a local disconnect's); dev->lock */
 	struct dapl_conn_events connq;
 	bool fatal;                     /* DEVICE_FATAL reported */
+	bool domain_taken;              /* a PD uses dev->domain (dev->lock) */
 	bool own_keys;                  /* registrations get keys we pick */
 
 	/* buffers of the event cm_get_event returned last */
@@ -390,8 +408,8 @@ void ofi_listener_put(struct dapl_tlisten *l);
 /* dev->lock held: the CQ joins / leaves the progress pump. */
 int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq);
 void ofi_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq);
-/* dev->lock and cq->lock held: a private CQ of an SRQ ep joins / leaves
- * cq (its reads, the progress fd and fi_trywait). */
+/* dev->lock and cq->lock held: a sub-CQ joins / leaves cq (its reads,
+ * the progress fd and fi_trywait). */
 int ofi_dev_add_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 		      struct ofi_subcq *sub);
 void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,

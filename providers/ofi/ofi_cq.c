@@ -376,7 +376,7 @@ void ofi_cq_drain(struct dapl_tcq *cq)
 
 	drain_fcq(cq, cq->fcq, 0);
 	for (sub = cq->subs; sub; sub = sub->next)
-		drain_fcq(cq, sub->fcq, sub->ep->owner);
+		drain_fcq(cq, sub->fcq, sub->ep ? sub->ep->owner : 0);
 }
 
 void ofi_cq_kick(struct dapl_tcq *cq)

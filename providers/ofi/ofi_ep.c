@@ -41,7 +41,7 @@ static int open_fid(struct dapl_tep *ep, struct fi_info *info,
 	int ret;
 
 	*made = false;
-	ret = ofi_err(fi_endpoint(dev->domain, info, &fep, ep));
+	ret = ofi_err(fi_endpoint(ep->pd->domain, info, &fep, ep));
 	if (ret)
 		return ret;
 	*made = true;
@@ -54,10 +54,12 @@ static int open_fid(struct dapl_tep *ep, struct fi_info *info,
 	 * success is dropped here).  Receives always complete: an SRQ's
 	 * receives ignore the per-post flag on tcp. */
 	if (!ret)
-		ret = ofi_err(fi_ep_bind(fep, &ep->scq->fcq->fid,
+		ret = ofi_err(fi_ep_bind(fep, ep->ssub ? &ep->ssub->fcq->fid :
+					 &ep->scq->fcq->fid,
 					 FI_TRANSMIT | FI_SELECTIVE_COMPLETION));
 	if (!ret)
 		ret = ofi_err(fi_ep_bind(fep, ep->sub ? &ep->sub->fcq->fid :
+					 ep->rsub ? &ep->rsub->fcq->fid :
 					 &ep->rcq->fcq->fid, FI_RECV));
 	if (ret)
 		goto err;
@@ -121,11 +123,12 @@ void ofi_ep_established(struct dapl_tep *ep)
 
 /* ---- the ops ------------------------------------------------------------------------ */
 
-/* An ep on an SRQ gets its own libfabric CQ for receives, read by its
- * recv CQ: that is what tells which ep took a receive from the SRQ. */
-static int subcq_open(struct dapl_tep *ep)
+/* dev->lock held: opens a libfabric CQ in domain that cq reads along with
+ * its own (ofi.h): an SRQ ep's private one (ep set) or a domain's. */
+static int subcq_new(struct dapl_tdev *dev, struct dapl_tcq *cq,
+		     struct fid_domain *domain, struct dapl_tep *ep,
+		     struct ofi_subcq **subp)
 {
-	struct dapl_tdev *dev = ep->dev;
 	struct fi_cq_attr attr;
 	struct ofi_subcq *sub;
 	int ret;
@@ -134,47 +137,89 @@ static int subcq_open(struct dapl_tep *ep)
 	if (!sub)
 		return -ENOMEM;
 	sub->ep = ep;
+	sub->domain = domain;
+	sub->refs = 1;
 	memset(&attr, 0, sizeof(attr));
-	attr.size = 64;         /* a hint: tcp's CQ spills to a list */
+	/* a hint: tcp's CQ spills to a list */
+	attr.size = ep || cq->depth < 64 ? 64 : cq->depth;
 	attr.format = FI_CQ_FORMAT_MSG;
 	attr.wait_obj = FI_WAIT_FD;
-	ret = ofi_err(fi_cq_open(dev->domain, &attr, &sub->fcq, sub));
+	ret = ofi_err(fi_cq_open(domain, &attr, &sub->fcq, sub));
 	if (ret) {
 		free(sub);
 		return ret;
 	}
 	ret = ofi_err(fi_control(&sub->fcq->fid, FI_GETWAIT, &sub->fd));
 	if (!ret) {
-		pthread_mutex_lock(&ep->rcq->lock);
-		ret = ofi_dev_add_subcq(dev, ep->rcq, sub);
-		pthread_mutex_unlock(&ep->rcq->lock);
+		pthread_mutex_lock(&cq->lock);
+		ret = ofi_dev_add_subcq(dev, cq, sub);
+		pthread_mutex_unlock(&cq->lock);
 	}
 	if (ret) {
 		fi_close(&sub->fcq->fid);
 		free(sub);
 		return ret;
 	}
-	ep->sub = sub;
+	*subp = sub;
 	return 0;
 }
 
+/* dev->lock and cq->lock held: cq stops reading sub, which closes. */
+static void subcq_free(struct dapl_tdev *dev, struct dapl_tcq *cq,
+		       struct ofi_subcq *sub)
+{
+	ofi_dev_remove_subcq(dev, cq, sub);
+	fi_close(&sub->fcq->fid);
+	free(sub);
+}
+
+/* dev->lock held: where an ep of domain completes on cq: NULL for the
+ * CQ's own (the device's domain), else that domain's sub-CQ on cq, made
+ * by the first ep that needs it. */
+static int domain_cq_get(struct dapl_tdev *dev, struct dapl_tcq *cq,
+			 struct fid_domain *domain, struct ofi_subcq **subp)
+{
+	struct ofi_subcq *sub;
+
+	*subp = NULL;
+	if (domain == dev->domain)
+		return 0;
+	for (sub = cq->subs; sub; sub = sub->next) {
+		if (!sub->ep && sub->domain == domain) {
+			sub->refs++;
+			*subp = sub;
+			return 0;
+		}
+	}
+	return subcq_new(dev, cq, domain, NULL, subp);
+}
+
+/* dev->lock and cq->lock held: an ep no longer completes through sub. */
+static void domain_cq_put(struct dapl_tdev *dev, struct dapl_tcq *cq,
+			  struct ofi_subcq *sub)
+{
+	if (sub && --sub->refs == 0)
+		subcq_free(dev, cq, sub);
+}
+
 /* dev->lock and the ep's CQ locks held, its fid_ep closed and drained:
- * receives it took that are still on the ready list lose their owner,
- * and its private CQ goes. */
-static void subcq_close(struct dapl_tep *ep)
+ * receives it took from its SRQ that are still on the ready list lose
+ * their owner, its private CQ goes, and it lets go of its domain's. */
+static void subcqs_release(struct dapl_tep *ep)
 {
 	struct ofi_subcq *sub = ep->sub;
 	struct ofi_slot *s;
 
-	if (!sub)
-		return;
-	for (s = ep->rcq->ready_head; s; s = s->next)
-		if (!s->q && s->owner == ep->owner)
-			s->owner = 0;
-	ofi_dev_remove_subcq(ep->dev, ep->rcq, sub);
-	fi_close(&sub->fcq->fid);
-	free(sub);
-	ep->sub = NULL;
+	if (sub) {
+		for (s = ep->rcq->ready_head; s; s = s->next)
+			if (!s->q && s->owner == ep->owner)
+				s->owner = 0;
+		subcq_free(ep->dev, ep->rcq, sub);
+		ep->sub = NULL;
+	}
+	domain_cq_put(ep->dev, ep->scq, ep->ssub);
+	domain_cq_put(ep->dev, ep->rcq, ep->rsub);
+	ep->ssub = ep->rsub = NULL;
 }
 
 int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
@@ -183,6 +228,7 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 {
 	struct dapl_tdev *dev = pd->dev;
 	struct dapl_tep *ep;
+	int ret;
 
 	if (!send_cq || !recv_cq || !attr)
 		return -EINVAL;
@@ -196,6 +242,7 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 	if (!ep)
 		return -ENOMEM;
 	ep->dev = dev;
+	ep->pd = pd;
 	dapl_conn_event_slot_init(&ep->cev, ep);
 	ep->scq = send_cq;
 	ep->rcq = recv_cq;
@@ -214,15 +261,22 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&dev->lock);
-	if (srq) {
-		int ret = srq->dead ? -EINVAL : subcq_open(ep);
-
-		if (ret) {
-			pthread_mutex_unlock(&dev->lock);
-			free(ep->sq);
-			free(ep);
-			return ret;
-		}
+	ret = domain_cq_get(dev, send_cq, pd->domain, &ep->ssub);
+	if (!ret && !srq)
+		ret = domain_cq_get(dev, recv_cq, pd->domain, &ep->rsub);
+	/* an SRQ's receives arrive in its PD's domain only */
+	if (!ret && srq)
+		ret = srq->dead || srq->pd != pd ? -EINVAL :
+		      subcq_new(dev, recv_cq, pd->domain, ep, &ep->sub);
+	if (ret) {
+		ofi_ep_lock_cqs(ep);
+		subcqs_release(ep);
+		ofi_ep_unlock_cqs(ep);
+		pthread_mutex_unlock(&dev->lock);
+		free(ep->sq);
+		free(ep->rq);
+		free(ep);
+		return ret;
 	}
 	send_cq->users++;
 	recv_cq->users++;
@@ -246,7 +300,7 @@ int ofi_ep_destroy(struct dapl_tep *ep)
 	ofi_queue_release(ep->sq);
 	if (ep->rq)
 		ofi_queue_release(ep->rq);
-	subcq_close(ep);
+	subcqs_release(ep);
 	ofi_ep_unlock_cqs(ep);
 	ep->scq->users--;
 	ep->rcq->users--;

@@ -1,8 +1,10 @@
 /* Protection domains, registrations and emulated memory windows.
  *
  * libfabric keys are domain-wide (virtual addresses; keys we draw at
- * random where the provider takes them, as tcp does), so a PD is only a
- * token.  A window is emulated by a
+ * random where the provider takes them, as tcp does) and a target checks
+ * an incoming RDMA request against its endpoint's domain, so each PD is a
+ * libfabric domain: the first PD takes the device's, later ones open
+ * their own (ofi.h).  A window is emulated by a
  * registration of the bound range: binding makes a new key and kills the
  * old one. */
 #include "config.h"
@@ -16,16 +18,41 @@
 int ofi_pd_alloc(struct dapl_tdev *dev, struct dapl_tpd **pdp)
 {
 	struct dapl_tpd *pd = calloc(1, sizeof(*pd));
+	int ret = 0;
 
 	if (!pd)
 		return -ENOMEM;
 	pd->dev = dev;
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->domain_taken) {
+		pd->domain = dev->domain;
+		dev->domain_taken = true;
+	} else {
+		ret = ofi_err(fi_domain(dev->fabric, dev->info, &pd->domain,
+					NULL));
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (ret) {
+		free(pd);
+		return ret;
+	}
 	*pdp = pd;
 	return 0;
 }
 
 int ofi_pd_free(struct dapl_tpd *pd)
 {
+	struct dapl_tdev *dev = pd->dev;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (pd->domain == dev->domain)
+		dev->domain_taken = false;
+	else
+		ret = ofi_err(fi_close(&pd->domain->fid));
+	pthread_mutex_unlock(&dev->lock);
+	if (ret)
+		return ret;     /* something of the PD is still open */
 	free(pd);
 	return 0;
 }
@@ -59,9 +86,10 @@ static int random_key(uint32_t *key)
 /* Registers [addr, addr + len) with a key that fits 32 bits: one we draw
  * when the domain takes our keys (a draw that is in use already is drawn
  * again), else the provider's. */
-static int reg(struct dapl_tdev *dev, void *addr, uint64_t len,
+static int reg(struct dapl_tpd *pd, void *addr, uint64_t len,
 	       unsigned access, struct fid_mr **fmr, uint32_t *key)
 {
+	struct dapl_tdev *dev = pd->dev;
 	uint32_t want = 0;
 	uint64_t k;
 	int ret, tries = 0;
@@ -74,7 +102,7 @@ static int reg(struct dapl_tdev *dev, void *addr, uint64_t len,
 			if (ret)
 				return ret;
 		}
-		ret = ofi_err(fi_mr_reg(dev->domain, addr, (size_t)len,
+		ret = ofi_err(fi_mr_reg(pd->domain, addr, (size_t)len,
 					access_to_fi(access), 0, want, 0, fmr,
 					NULL));
 	} while (ret == -ENOKEY && dev->own_keys && ++tries < 16);
@@ -101,7 +129,7 @@ int ofi_mr_reg(struct dapl_tpd *pd, void *addr, uint64_t len, unsigned access,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
-	ret = reg(pd->dev, addr, len, access, &mr->fmr, &key);
+	ret = reg(pd, addr, len, access, &mr->fmr, &key);
 	if (ret) {
 		free(mr);
 		return ret;
@@ -151,7 +179,7 @@ int ofi_mw_bind(struct dapl_tep *ep, struct dapl_tmw *mw, struct dapl_tmr *mr,
 		if (!mr || addr < mr->addr || len > mr->len ||
 		    addr - mr->addr > mr->len - len)
 			return -EINVAL;
-		ret = reg(mw->pd->dev, (void *)(uintptr_t)addr, len, access,
+		ret = reg(mw->pd, (void *)(uintptr_t)addr, len, access,
 			  &fmr, &key);
 		if (ret)
 			return ret;

@@ -51,6 +51,7 @@ int ofi_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,
 	if (!srq)
 		return -ENOMEM;
 	srq->dev = dev;
+	srq->pd = pd;
 	srq->cap = cap;
 	srq->max_wr = max_wr;
 	srq->max_sge = max_sge;
@@ -59,7 +60,7 @@ int ofi_srq_create(struct dapl_tpd *pd, uint32_t max_wr, uint32_t max_sge,
 	pthread_mutex_init(&srq->lock, NULL);
 	attr = *dev->info->rx_attr;
 	attr.size = cap;        /* resize only moves our own limit */
-	ret = ofi_err(fi_srx_context(dev->domain, &attr, &srq->srx, srq));
+	ret = ofi_err(fi_srx_context(pd->domain, &attr, &srq->srx, srq));
 	if (ret) {
 		pthread_mutex_destroy(&srq->lock);
 		free(srq);

@@ -390,7 +390,8 @@ enum {
 };
 
 /* S_EXPOSE modes */
-enum { E_DATA, E_NEW_LMR, E_RMR, E_REBIND, E_UNBIND };
+enum { E_DATA, E_NEW_LMR, E_RMR, E_REBIND, E_UNBIND,
+       E_OTHER_PZ };    /* a new LMR, in a PZ no EP of the server uses */
 
 #define SRV_EPS 6
 #define SRQ_SLOTS 96
@@ -406,6 +407,7 @@ struct server {
 	struct layout rl;             /* the last receive posted by S_POST_RECV */
 	DAT_LMR_HANDLE extra[8];
 	int nextra;
+	DAT_PZ_HANDLE pz2;            /* E_OTHER_PZ's */
 	DAT_RMR_HANDLE rmr;
 	DAT_RMR_CONTEXT rmr_ctx;
 	DAT_SRQ_HANDLE srq;
@@ -546,12 +548,16 @@ static void do_expose(struct server *s, const struct hx_msg *m)
 	case E_DATA:
 		ctx = s->data.rctx;
 		break;
-	case E_NEW_LMR: {
+	case E_NEW_LMR:
+	case E_OTHER_PZ: {
 		DAT_REGION_DESCRIPTION r;
 
 		HX_CHECK(s->nextra < 8, "too many LMRs");
+		if (mode == E_OTHER_PZ && !s->pz2)
+			HX_OK(dat_pz_create(s->x.ia, &s->pz2));
 		r.for_va = s->data.buf + off;
-		HX_OK(dat_lmr_create(s->x.ia, DAT_MEM_TYPE_VIRTUAL, r, len, s->x.pz, priv,
+		HX_OK(dat_lmr_create(s->x.ia, DAT_MEM_TYPE_VIRTUAL, r, len,
+				     mode == E_OTHER_PZ ? s->pz2 : s->x.pz, priv,
 				     &s->extra[s->nextra++], NULL, &ctx, NULL, NULL));
 		break;
 	}
@@ -883,6 +889,8 @@ static void srv_cleanup(struct server *s)
 		HX_OK(dat_rmr_free(s->rmr));
 	for (i = 0; i < s->nextra; i++)
 		HX_OK(dat_lmr_free(s->extra[i]));
+	if (s->pz2)
+		HX_OK(dat_pz_free(s->pz2));
 	if (s->srq)
 		HX_OK(dat_srq_free(s->srq));
 	if (s->srqmem.buf)
@@ -1481,12 +1489,13 @@ END_TEST
  * without the privilege).  The server's memory stays as it was, the
  * initiator's connection breaks, a Read never completes with success and
  * a Write completes with success (it may have left locally) or flushed. */
-enum { F_CONTEXT, F_RANGE, F_PRIV, F_KINDS };
+enum { F_CONTEXT, F_RANGE, F_PRIV, F_OTHER_PZ, F_KINDS };
 
 START_TEST(rdma_remote_faults)
 {
 	static const char *const fname[] = { "a wrong rmr_context", "outside the bound range",
-					     "without the privilege" };
+					     "without the privilege",
+					     "to an LMR of another PZ" };
 	int is_read = _i / F_KINDS, fault = _i % F_KINDS;
 	DAT_LMR_TRIPLET iov;
 	DAT_RMR_TRIPLET target;
@@ -1536,6 +1545,16 @@ START_TEST(rdma_remote_faults)
 			   off, len, seed, 0, CK(0xB1), &a);
 		target = a.t;
 		target.target_address = a.t.target_address + len - 16;
+		target.segment_length = 64;
+		break;
+	case F_OTHER_PZ:
+		/* a valid rmr_context with every right, of an LMR in a PZ
+		 * the target's EP is not in (dat_pz_create(3)) */
+		srv_expose(&e, sep, E_OTHER_PZ,
+			   DAT_MEM_PRIV_LOCAL_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG |
+			   DAT_MEM_PRIV_REMOTE_READ_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+			   off, len, seed, 0, 0, &a);
+		target = a.t;
 		target.segment_length = 64;
 		break;
 	default:

@@ -72,6 +72,7 @@ struct dapl_ia {
 	const struct udapl_transport_ops *ops;
 	struct dapl_tdev *dev;
 	struct dapl_tdev_attr dev_attr;
+	DAT_NAMED_ATTR specific[DAPL_TDEV_SPECIFIC_MAX];  /* dev_attr's, for ia_query */
 	struct sockaddr_storage local_addr;   /* what ia_query reports */
 
 	pthread_mutex_t lock;

@@ -128,6 +128,13 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		return dapl_errno_to_dat(err);
 	}
 	ia->local_addr = ia->dev_attr.addr;
+	if (ia->dev_attr.nspecific < 0 ||
+	    ia->dev_attr.nspecific > DAPL_TDEV_SPECIFIC_MAX)
+		ia->dev_attr.nspecific = 0;
+	for (int i = 0; i < ia->dev_attr.nspecific; i++) {
+		ia->specific[i].name = ia->dev_attr.specific[i].name;
+		ia->specific[i].value = ia->dev_attr.specific[i].value;
+	}
 
 	evd = DAT_HANDLE_NULL;
 	rc = dapl_evd_create(ia, async_qlen ? async_qlen : DAPL_DEFAULT_ASYNC_QLEN,
@@ -312,6 +319,8 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 		DAT_COMPLETION_BARRIER_FENCE_FLAG;
 	a->lmr_sync_req = DAT_FALSE;
 	a->srq_supported = DAT_TRUE;
+	a->num_provider_specific_attr = ia->dev_attr.nspecific;
+	a->provider_specific_attr = ia->dev_attr.nspecific ? ia->specific : NULL;
 }
 
 DAT_RETURN dapl_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,

@@ -45,6 +45,8 @@ struct dapl_tmw;      /* a memory window (or its emulation) */
 
 /* ---- device ------------------------------------------------------------- */
 
+#define DAPL_TDEV_SPECIFIC_MAX 4
+
 struct dapl_tdev_attr {
 	char name[64];                  /* e.g. "rxe0", "tcp;ofi_rxm" */
 	char vendor[64];
@@ -62,6 +64,12 @@ struct dapl_tdev_attr {
 	 * its header (udapl/wire.h).  Transports must never be handed more. */
 	uint16_t max_pdata_connect, max_pdata_accept, max_pdata_reject;
 	uint32_t flags;                 /* DAPL_TDEV_* */
+	/* What a user of this device must know that no DAT attribute says
+	 * (e.g. a hole in the library under the transport), reported as
+	 * dat_ia_query's provider_specific_attr (datinfo -v shows them):
+	 * name/value strings that live as long as the device. */
+	int nspecific;
+	struct { const char *name, *value; } specific[DAPL_TDEV_SPECIFIC_MAX];
 };
 
 enum {

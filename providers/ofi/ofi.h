@@ -257,6 +257,7 @@ struct dapl_tdev {
 	char prov[32];
 	char name[64];
 	char vendor[64];
+	char rma_hole[320];             /* dev_query's provider-specific text */
 
 	struct dapl_tcq **cqs;          /* every CQ, for the progress pump */
 	int ncqs, cqs_cap;

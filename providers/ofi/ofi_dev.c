@@ -340,6 +340,14 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	v = fi_version();
 	snprintf(dev->vendor, sizeof(dev->vendor), "libfabric %u.%u",
 		 FI_MAJOR(v), FI_MINOR(v));
+	snprintf(dev->rma_hole, sizeof(dev->rma_hole),
+		 "libfabric %u.%u checks an incoming RDMA Read or Write range "
+		 "without guarding against wrap-around (as every release "
+		 "before ofiwg/libfabric pull request 12826, Sept. 2026): a "
+		 "peer holding a remote-write rmr_context of this process "
+		 "can write past the end of that region, or crash the "
+		 "process "
+		 "(dapl_ofi(3))", FI_MAJOR(v), FI_MINOR(v));
 	*devp = dev;
 	return 0;
 err:
@@ -386,6 +394,15 @@ int ofi_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->max_pdata_accept = OFI_CM_DATA_MAX;
 	a->max_pdata_reject = OFI_CM_DATA_MAX;
 	a->flags = DAPL_TDEV_FENCE;     /* posts held until earlier reads are in */
+	a->specific[0].name = "rma_target_range_check";
+	a->specific[0].value = dev->rma_hole;
+	a->specific[1].name = "protection_zones";
+	a->specific[1].value = "enforced for incoming RDMA: each PZ is a "
+		"libfabric domain of its own";
+	a->specific[2].name = "remote_access_errors";
+	a->specific[2].value = "none: a bad rmr_context, range or right at "
+		"the target ends the connection instead";
+	a->nspecific = 3;
 	return 0;
 }
 

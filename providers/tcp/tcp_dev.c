@@ -312,6 +312,13 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->max_pdata_accept = TCP_PDATA_MAX;
 	a->max_pdata_reject = TCP_PDATA_MAX;
 	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE;
+	a->specific[0].name = "rma_target_range_check";
+	a->specific[0].value = "libdat's own, without overflow: a range "
+		"outside the STag's region is a remote access error";
+	a->specific[1].name = "protection_zones";
+	a->specific[1].value = "enforced for incoming RDMA: an STag of "
+		"another PZ is a remote access error";
+	a->nspecific = 2;
 	return 0;
 }
 

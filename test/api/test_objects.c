@@ -176,6 +176,15 @@ START_TEST(ia_open_without_device_is_not_found)
 }
 END_TEST
 
+/* The value of a provider-specific attribute, or NULL. */
+static const char *specific(const DAT_PROVIDER_ATTR *pa, const char *name)
+{
+	for (DAT_COUNT i = 0; i < pa->num_provider_specific_attr; i++)
+		if (!strcmp(pa->provider_specific_attr[i].name, name))
+			return pa->provider_specific_attr[i].value;
+	return NULL;
+}
+
 START_TEST(ia_open_query_close)
 {
 	DAT_IA_ATTR ia;
@@ -199,10 +208,23 @@ START_TEST(ia_open_query_close)
 	ck_assert_int_eq(pa.is_thread_safe, DAT_FALSE);
 	ck_assert_int_eq(pa.dapl_version_major, 1);
 	ck_assert_int_eq(pa.dapl_version_minor, 2);
+	ck_assert_int_ge(pa.num_provider_specific_attr, 0);
+	for (DAT_COUNT i = 0; i < pa.num_provider_specific_attr; i++)
+		ck_assert_msg(pa.provider_specific_attr[i].name &&
+			      pa.provider_specific_attr[i].value &&
+			      pa.provider_specific_attr[i].value[0],
+			      "provider_specific_attr[%d] is incomplete", (int)i);
 	if (hx_is_ofi_tcp()) {
 		ck_assert_int_eq(ia.max_rdma_read_per_ep_in, 128);
 		ck_assert_int_eq(ia.max_iov_segments_per_dto, 4);
 		ck_assert_int_eq(pa.max_private_data_size, 246);
+		/* the hole in libfabric's target check is named (issue 12) */
+		ck_assert_msg(specific(&pa, "rma_target_range_check") &&
+			      strstr(specific(&pa, "rma_target_range_check"),
+				     "wrap-around"),
+			      "ofi-tcp does not name libfabric's wrapping range check");
+		ck_assert_msg(specific(&pa, "protection_zones") != NULL,
+			      "ofi-tcp does not say what protection zones guard");
 	}
 	if (hx_is_native_tcp()) {
 		ck_assert_int_eq(ia.max_rdma_read_per_ep_in, 128);

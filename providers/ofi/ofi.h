@@ -75,6 +75,8 @@ extern const struct udapl_transport_ops dapl_ofi_ops;
 #define OFI_READS_MAX 128        /* reported max_ird/max_ord: reads are software */
 #define OFI_BUSY_POLLS 8         /* empty polls between checks that mean 'busy polling' */
 #define OFI_BUSY_TICK_NS 2000000 /* how often a busy CQ is looked at anyway */
+#define OFI_HANDSHAKE_MS 2000    /* a connection request whose bytes stop
+                                    coming is cut after this (DAPL_OFI_HANDSHAKE_MS) */
 
 /* ---- requests -------------------------------------------------------------- */
 
@@ -191,7 +193,11 @@ struct dapl_tep {
 struct dapl_tconn {
 	struct dapl_tlisten *listener;
 	struct fi_info *info;           /* FI_CONNREQ's, with the handle */
-	struct dapl_tconn *next;
+	struct dapl_tconn *next;        /* listener->conns (dev->lock) */
+	struct dapl_tconn *qnext;       /* dev->reqq until reported (dev->lock) */
+	struct sockaddr_storage peer;
+	size_t pdata_len;
+	uint8_t pdata[OFI_CM_DATA_MAX];
 };
 
 /* After unlisten, a listener with unanswered requests lingers (dead) until
@@ -266,6 +272,26 @@ struct dapl_tdev {
 
 	struct fi_info *info_srx;       /* info, for eps on an SRQ */
 	struct dapl_tlisten *listeners;
+
+	/* Listeners have an EQ and a thread of their own, and a watchdog
+	 * (ofi_listen.c).  The watch_lock fields are the watchdog's view of
+	 * the listener thread; it takes no other lock. */
+	struct fid_eq *leq;
+	int leq_fd;
+	int lstop_fd;                   /* eventfd: the listener threads end */
+	int watch_fd;                   /* timerfd: a listener call overran */
+	bool lthreads;                  /* started (dev->lock) */
+	pthread_t lthread, wthread;
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_cond;      /* lended changed */
+	int ltid;                       /* the listener thread (watch_lock) */
+	bool lin_call, lended;          /* watch_lock */
+	uint64_t lcall_ns;              /* when lin_call began (watch_lock) */
+	uint64_t handshake_ns;          /* DAPL_OFI_HANDSHAKE_MS */
+	uint8_t *lports;                /* bitmap of listening ports (watch_lock) */
+	unsigned long cut;              /* handshakes the watchdog ended */
+	/* requests read by the listener thread, not yet reported (dev->lock) */
+	struct dapl_tconn *reqq_head, *reqq_tail;
 	struct dapl_tsrq *srqs;
 	/* the events we make up ourselves (a local disconnect's); dev->lock */
 	struct dapl_conn_events connq;
@@ -401,10 +427,24 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **dev, char *why,
 int ofi_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);
 void ofi_dev_close(struct dapl_tdev *dev);
 int ofi_progress_fds(struct dapl_tdev *dev, int *fds, int max);
+
+/* ---- ofi_listen.c ---------------------------------------------------------------- */
+
 int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
 void ofi_unlisten(struct dapl_tlisten *l);
 /* dev->lock held: frees l if it is dead and has no request left. */
 void ofi_listener_put(struct dapl_tlisten *l);
+/* At dev_open: the listeners' EQ and what its threads need. */
+int ofi_listen_init(struct dapl_tdev *dev);
+/* At dev_close, no lock held: ends the threads, refuses what is left,
+ * frees the listeners and their EQ. */
+void ofi_listen_fini(struct dapl_tdev *dev);
+/* dev->lock held: the oldest request not yet reported, taken off the
+ * queue (a dead listener's are refused on the way), or NULL. */
+struct dapl_tconn *ofi_reqq_pop(struct dapl_tdev *dev);
+/* dev->lock held: takes conn off its listener's list / frees it. */
+void ofi_conn_unlink(struct dapl_tconn *conn);
+void ofi_conn_free(struct dapl_tconn *conn);
 
 /* dev->lock held: the CQ joins / leaves the progress pump. */
 int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq);

@@ -1,5 +1,5 @@
-/* The device: ia_params, fabric + domain + one EQ, the progress fd, and
- * listeners. */
+/* The device: ia_params, fabric + domain + the endpoints' EQ, and the
+ * progress fd.  Listeners are in ofi_listen.c. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -236,8 +236,6 @@ static int epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) ? -errno : 0;
 }
 
-static void listener_free(struct dapl_tlisten *l);
-
 int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		 size_t whylen)
 {
@@ -253,6 +251,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		return -ENOMEM;
 	}
 	dev->eq_fd = dev->epfd = dev->notify_fd = dev->timer_fd = -1;
+	dev->leq_fd = dev->lstop_fd = dev->watch_fd = -1;
 	dev->connq.fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->progress_lock, NULL);
@@ -316,6 +315,12 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 					 &dev->eq_fd));
 	if (ret) {
 		say(why, whylen, "libfabric event queue failed: %s",
+		    fi_strerror(-ret));
+		goto err;
+	}
+	ret = ofi_listen_init(dev);
+	if (ret) {
+		say(why, whylen, "libfabric event queue for listeners failed: %s",
 		    fi_strerror(-ret));
 		goto err;
 	}
@@ -410,19 +415,8 @@ void ofi_dev_close(struct dapl_tdev *dev)
 {
 	if (!dev)
 		return;
-	/* whatever the core left: unanswered requests are refused */
-	while (dev->listeners) {
-		struct dapl_tlisten *l = dev->listeners;
-		struct dapl_tconn *c;
-
-		while ((c = l->conns)) {
-			l->conns = c->next;
-			fi_reject(l->pep, c->info->handle, NULL, 0);
-			fi_freeinfo(c->info);
-			free(c);
-		}
-		listener_free(l);
-	}
+	/* the listeners and their threads first: they use the fabric */
+	ofi_listen_fini(dev);
 	ofi_srq_free_all(dev);
 	if (dev->eq)
 		fi_close(&dev->eq->fid);
@@ -647,81 +641,4 @@ void ofi_dev_timer_drain(struct dapl_tdev *dev)
 
 	while (read(dev->timer_fd, &v, sizeof(v)) > 0)
 		;
-}
-
-/* ---- listeners ------------------------------------------------------------------- */
-
-int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **lp)
-{
-	struct sockaddr_in sin = dev->addr;
-	struct dapl_tlisten *l;
-	size_t len;
-	int ret;
-
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->dev = dev;
-	sin.sin_port = htons(*port);
-
-	pthread_mutex_lock(&dev->lock);
-	ret = ofi_err(fi_passive_ep(dev->fabric, dev->info, &l->pep, l));
-	if (ret)
-		goto err;
-	ret = ofi_err(fi_pep_bind(l->pep, &dev->eq->fid, 0));
-	if (!ret)       /* the bind: -EADDRINUSE when the port is taken */
-		ret = ofi_err(fi_setname(&l->pep->fid, &sin, sizeof(sin)));
-	if (!ret)
-		ret = ofi_err(fi_listen(l->pep));
-	len = sizeof(sin);
-	if (!ret)
-		ret = ofi_err(fi_getname(&l->pep->fid, &sin, &len));
-	if (ret)
-		goto err_pep;
-	l->port = ntohs(sin.sin_port);
-	l->next = dev->listeners;
-	dev->listeners = l;
-	pthread_mutex_unlock(&dev->lock);
-	*port = l->port;
-	*lp = l;
-	return 0;
-
-err_pep:
-	fi_close(&l->pep->fid);
-err:
-	pthread_mutex_unlock(&dev->lock);
-	free(l);
-	return ret;
-}
-
-static void listener_free(struct dapl_tlisten *l)
-{
-	struct dapl_tdev *dev = l->dev;
-	struct dapl_tlisten **pp;
-
-	for (pp = &dev->listeners; *pp; pp = &(*pp)->next) {
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
-	}
-	fi_close(&l->pep->fid);
-	free(l);
-}
-
-void ofi_listener_put(struct dapl_tlisten *l)
-{
-	if (l->dead && !l->conns)
-		listener_free(l);
-}
-
-void ofi_unlisten(struct dapl_tlisten *l)
-{
-	struct dapl_tdev *dev = l->dev;
-
-	pthread_mutex_lock(&dev->lock);
-	/* Requests already reported stay valid until answered. */
-	l->dead = true;
-	ofi_listener_put(l);
-	pthread_mutex_unlock(&dev->lock);
 }

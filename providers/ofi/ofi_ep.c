@@ -367,25 +367,6 @@ out:
 	return ret;
 }
 
-/* dev->lock held: takes conn off its listener's list. */
-static void conn_unlink(struct dapl_tconn *conn)
-{
-	struct dapl_tconn **pp;
-
-	for (pp = &conn->listener->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == conn) {
-			*pp = conn->next;
-			break;
-		}
-	}
-}
-
-static void conn_free(struct dapl_tconn *conn)
-{
-	fi_freeinfo(conn->info);
-	free(conn);
-}
-
 int ofi_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	       const void *pdata, size_t len, uint16_t ird, uint16_t ord)
 {
@@ -398,7 +379,7 @@ int ofi_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	(void)ird;
 	(void)ord;
 	pthread_mutex_lock(&dev->lock);
-	conn_unlink(conn);
+	ofi_conn_unlink(conn);
 	if (len > OFI_CM_DATA_MAX || (len && !pdata) || ep->dev != dev) {
 		ret = -EINVAL;
 		goto refuse;
@@ -429,7 +410,7 @@ int ofi_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 refuse:
 	fi_reject(l->pep, conn->info->handle, NULL, 0);
 out:
-	conn_free(conn);
+	ofi_conn_free(conn);
 	ofi_listener_put(l);
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
@@ -442,7 +423,7 @@ int ofi_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
 	int ret;
 
 	pthread_mutex_lock(&dev->lock);
-	conn_unlink(conn);
+	ofi_conn_unlink(conn);
 	if (len > OFI_CM_DATA_MAX || (len && !pdata)) {
 		/* never hand tcp 1.17 more than 256 bytes: it overflows */
 		fi_reject(l->pep, conn->info->handle, NULL, 0);
@@ -451,7 +432,7 @@ int ofi_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
 		ret = ofi_err(fi_reject(l->pep, conn->info->handle, pdata,
 					len));
 	}
-	conn_free(conn);
+	ofi_conn_free(conn);
 	ofi_listener_put(l);
 	pthread_mutex_unlock(&dev->lock);
 	return ret;

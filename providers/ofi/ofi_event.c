@@ -4,7 +4,8 @@
  * target side included) and notices a peer's disconnect only inside
  * fi_cq_read, and what it reads goes to the CQ's ready list for cq_poll.
  * Then it returns a synthesised event (SRQ limit, local disconnect), then
- * an EQ event.  When nothing is left it calls fi_trywait on the EQ and every CQ
+ * a connection request the listener thread queued (ofi_listen.c), then an
+ * event of the endpoints' EQ.  When nothing is left it calls fi_trywait on the EQ and every CQ
  * before returning -EAGAIN, so the progress fd (an epoll set holding their
  * wait fds and our two eventfds) fires for anything that happens later
  * and stays quiet otherwise. */
@@ -41,27 +42,13 @@ static void pump_cqs(struct dapl_tdev *dev)
 static struct dapl_tep *ep_of(struct dapl_tdev *dev, fid_t fid)
 {
 	struct dapl_tep *ep;
-	struct dapl_tlisten *l;
 
 	if (!fid)
 		return NULL;
-	for (l = dev->listeners; l; l = l->next)
-		if (&l->pep->fid == fid)
-			return NULL;
 	ep = fid->context;
 	if (!ep || !ep->fep || &ep->fep->fid != fid || ep->dev != dev)
 		return NULL;
 	return ep;
-}
-
-static struct dapl_tlisten *listener_of(struct dapl_tdev *dev, fid_t fid)
-{
-	struct dapl_tlisten *l;
-
-	for (l = dev->listeners; l; l = l->next)
-		if (&l->pep->fid == fid)
-			return l;
-	return NULL;
 }
 
 static void set_pdata(struct dapl_tdev *dev, struct dapl_tcm_event *ev,
@@ -75,37 +62,6 @@ static void set_pdata(struct dapl_tdev *dev, struct dapl_tcm_event *ev,
 	ev->pdata_len = len;
 }
 
-static int on_connreq(struct dapl_tdev *dev, struct fi_eq_cm_entry *e,
-		      size_t datalen, struct dapl_tcm_event *ev)
-{
-	struct dapl_tlisten *l = listener_of(dev, e->fid);
-	struct dapl_tconn *conn;
-
-	if (!l) {
-		fi_freeinfo(e->info);   /* cannot happen: fi_close purges */
-		return 0;
-	}
-	conn = l->dead ? NULL : calloc(1, sizeof(*conn));
-	if (!conn) {
-		/* unlistened (or out of memory): as if nobody listened */
-		fi_reject(l->pep, e->info->handle, NULL, 0);
-		fi_freeinfo(e->info);
-		return 0;
-	}
-	conn->listener = l;
-	conn->info = e->info;
-	conn->next = l->conns;
-	l->conns = conn;
-
-	ev->type = DAPL_TCM_CONNECT_REQUEST;
-	ev->listener = l;
-	ev->conn = conn;
-	set_pdata(dev, ev, e->data, datalen);
-	if (e->info->dest_addr && e->info->dest_addrlen <= sizeof(ev->peer))
-		memcpy(&ev->peer, e->info->dest_addr, e->info->dest_addrlen);
-	return 1;
-}
-
 static int on_event(struct dapl_tdev *dev, uint32_t event, size_t len,
 		    struct dapl_tcm_event *ev)
 {
@@ -113,8 +69,11 @@ static int on_event(struct dapl_tdev *dev, uint32_t event, size_t len,
 	size_t datalen = len > sizeof(*e) ? len - sizeof(*e) : 0;
 	struct dapl_tep *ep;
 
-	if (event == FI_CONNREQ)
-		return on_connreq(dev, e, datalen, ev);
+	if (event == FI_CONNREQ && len >= sizeof(*e)) {
+		/* cannot happen: listeners have an EQ of their own */
+		fi_freeinfo(e->info);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
 	ep = ep_of(dev, e->fid);
@@ -201,6 +160,7 @@ static int read_eq(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 
 int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 {
+	struct dapl_tconn *conn;
 	int rounds, ret = -EAGAIN;
 	uint64_t v;
 
@@ -221,6 +181,16 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			goto out;
 		}
 		if (dapl_conn_events_pop(&dev->connq, ev)) {
+			ret = 0;
+			goto out;
+		}
+		conn = ofi_reqq_pop(dev);
+		if (conn) {
+			ev->type = DAPL_TCM_CONNECT_REQUEST;
+			ev->listener = conn->listener;
+			ev->conn = conn;
+			set_pdata(dev, ev, conn->pdata, conn->pdata_len);
+			ev->peer = conn->peer;
 			ret = 0;
 			goto out;
 		}

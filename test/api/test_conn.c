@@ -11,10 +11,15 @@
  * DAT_CONNECTION_EVENT_UNREACHABLE needs an address with no route; it is
  * produced in test_objects.c inside a network namespace of its own. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <dat/udat.h>
@@ -1276,6 +1281,94 @@ START_TEST(conn_qual_in_use_by_other_process)
 }
 END_TEST
 
+/* A raw TCP client opens a connection to the server's PSP, sends the start
+ * of a connection request (libfabric's 32-byte header announcing private
+ * data on ofi-tcp, the MPA request frame's key and header on tcp) and then
+ * nothing, and keeps its socket open (issue 12, item 8).  The server's IA
+ * must go on serving: it disconnects the connection it has and accepts a
+ * new one meanwhile, and the stranger's connection is cut once the
+ * provider's handshake deadline (DAPL_OFI_HANDSHAKE_MS,
+ * DAPL_TCP_HANDSHAKE_MS: 300 ms here) has passed.  On ofi-tcp the server
+ * process used to hang in its next DAT call, its progress thread stuck in
+ * libfabric's recv() with the IA's lock held. */
+START_TEST(half_open_stranger_holds_nothing)
+{
+	static const char mpa_req_key[16] = "MPA ID Req Frame";
+	struct hx_ep e1, e2;
+	struct srv_est est;
+	struct hx_msg m;
+	struct sockaddr_in sin;
+	unsigned char start_of_request[32];
+	DAT_CONN_QUAL qual;
+	struct pollfd p;
+	char c;
+	ssize_t n;
+	int fd;
+
+	if (!hx_is_ofi_tcp() && !hx_is_native_tcp()) {
+		fprintf(stderr, "half_open_stranger_holds_nothing: %s has no TCP "
+			"listener of its own; not run\n", hx_ia_name());
+		return;
+	}
+	setenv("DAPL_OFI_HANDSHAKE_MS", "300", 1);
+	setenv("DAPL_TCP_HANDSHAKE_MS", "300", 1);
+	start();
+	qual = srv_listen(DAT_PSP_CONSUMER_FLAG, 0);
+	ck_assert_msg(qual > 0 && qual <= 65535, "qual %llu is not a port",
+		      (unsigned long long)qual);
+	hx_ep_create(&cli, &e1, -1, -1);
+	connect_pair(&e1, qual, 0, 0, -1, -1, &est);
+
+	memset(start_of_request, 0, sizeof(start_of_request));
+	if (hx_is_ofi_tcp()) {
+		start_of_request[0] = 3;        /* version */
+		start_of_request[1] = 0;        /* connection request */
+		start_of_request[3] = 10;       /* 10 bytes of private data follow */
+		start_of_request[24] = 1;
+	} else {
+		memcpy(start_of_request, mpa_req_key, 16);
+		start_of_request[16] = 0x40;    /* CRC, revision 1, 100 bytes */
+		start_of_request[17] = 1;
+		start_of_request[19] = 100;
+	}
+	hx_loopback(&sin);
+	sin.sin_port = htons((uint16_t)qual);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0,
+		      "the stranger cannot connect: %s", strerror(errno));
+	ck_assert_int_eq(write(fd, start_of_request, hx_is_ofi_tcp() ? 32 : 20),
+			 hx_is_ofi_tcp() ? 32 : 20);
+
+	/* the server's IA still answers calls and the peer */
+	cmd(C_DISCONNECT, 0, DAT_CLOSE_GRACEFUL_FLAG, 0, 0);
+	hx_expect_msg(&srv, REP_EV, &m);
+	ck_assert_msg(m.v[0] == DAT_CONNECTION_EVENT_DISCONNECTED,
+		      "server's own event after dat_ep_disconnect: %s",
+		      hx_event_str((DAT_EVENT_NUMBER)m.v[0]));
+	hx_expect_event(e1.conn, DAT_CONNECTION_EVENT_DISCONNECTED, e1.ep, NULL);
+	/* and takes a new connection */
+	hx_ep_create(&cli, &e2, -1, -1);
+	connect_pair(&e2, qual, 0, 0, -1, -1, &est);
+
+	/* the stranger's connection ends (bounded by the harness's wait) */
+	p.fd = fd;
+	p.events = POLLIN;
+	ck_assert_msg(poll(&p, 1, (int)(HX_WAIT_US / 1000)) == 1,
+		      "the stranger's half-open connection is still open");
+	n = read(fd, &c, 1);
+	ck_assert_msg(n == 0 || (n < 0 && errno == ECONNRESET),
+		      "the stranger read %zd (%s), expected the end of the stream",
+		      n, n < 0 ? strerror(errno) : "");
+	close(fd);
+	hx_ep_free(&e1);
+	hx_ep_free(&e2);
+	finish(0);
+	unsetenv("DAPL_OFI_HANDSHAKE_MS");
+	unsetenv("DAPL_TCP_HANDSHAKE_MS");
+}
+END_TEST
+
 static Suite *conn_suite(void)
 {
 	Suite *s = suite_create("conn");
@@ -1308,6 +1401,7 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, non_peer_rejected_without_listener);
 	tcase_add_test(tc, timed_out_when_never_answered);
 	tcase_add_test(tc, broken_when_listener_dies_during_request);
+	tcase_add_test(tc, half_open_stranger_holds_nothing);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("disconnect");

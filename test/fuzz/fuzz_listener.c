@@ -17,8 +17,8 @@
  * from a fixed pseudo-random sequence (FUZZ_LISTENER_RUNS, default 3000;
  * FUZZ_LISTENER_SEED), so a failure replays.
  *
- * Not covered: a client that sends a header and then stays silent without
- * closing wedges libfabric 1.17's listener (issue 12, item 8).
+ * A client that sends a header and then stays silent without closing is
+ * test_conn's half_open_stranger_holds_nothing (issue 12, item 8).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

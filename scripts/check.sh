@@ -9,12 +9,15 @@
 #                  and dapltest's regression on Soft-RoCE in the project's
 #                  QEMU guest (test/vm/datvm); says so loudly
 #                  and goes on when no guest can start here
+#   --net          also run `make check-net`: the ofi-tcp and tcp suites and
+#                  dapltest across two network namespaces joined by a veth
+#                  pair (as root only, else a loud skip)
 #   --packages     also build the Debian packages (scripts/deb.sh), install
 #                  them, use them and purge them (scripts/check-deb.sh; as
 #                  root only, else a loud skip)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-werror=--enable-werror sanitize= valgrind= distcheck= verbs= packages=
+werror=--enable-werror sanitize= valgrind= distcheck= verbs= packages= net=
 for a in "$@"; do
 	case $a in
 	--werror) werror=--enable-werror ;;
@@ -23,7 +26,8 @@ for a in "$@"; do
 	--distcheck) distcheck=1 ;;
 	--verbs) verbs=1 ;;
 	--packages) packages=1 ;;
-	*) echo "usage: $0 [--werror] [--sanitize] [--valgrind] [--distcheck] [--verbs] [--packages]" >&2; exit 2 ;;
+	--net) net=1 ;;
+	*) echo "usage: $0 [--werror] [--sanitize] [--valgrind] [--distcheck] [--verbs] [--net] [--packages]" >&2; exit 2 ;;
 	esac
 done
 
@@ -57,6 +61,11 @@ if [ -n "$verbs" ]; then
 		[ -f "$top/build/test/check-verbs/.skipped" ] || exit 1
 		echo "check-verbs: SKIPPED: no guest could start on this machine (see above)"
 	fi
+fi
+
+if [ -n "$net" ]; then
+	step "make check-net: ofi-tcp and tcp across two network namespaces (test/net/check-net.sh)"
+	make -C "$top/build" check-net
 fi
 
 if [ -n "$packages" ]; then

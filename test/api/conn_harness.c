@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,21 +33,41 @@ void hx_setup(void)
 	ck_assert_int_eq(setenv("DAT_OVERRIDE", conf, 1), 0);
 }
 
+/* Set in a peer process: failures go to the test process over the pipe. */
+static struct hx_peer *self_peer;
+
 const char *hx_ia_name(void)
 {
 	const char *ia = getenv("DAT_TEST_IA");
+	const char *srv = getenv("DAT_TEST_SERVER_IA");
 
+	/* two hosts: the peer process (the server) opens its own IA */
+	if (self_peer && srv && *srv)
+		return srv;
 	return ia && *ia ? ia : "ofi-tcp";
+}
+
+/* The IA's name is kind, or kind and a host's one-letter suffix (two
+ * hosts: "tcp-a", "ofi-tcp-b"). */
+static int ia_kind_is(const char *kind)
+{
+	const char *name = hx_ia_name();
+	size_t n = strlen(kind);
+
+	if (strncmp(name, kind, n) != 0)
+		return 0;
+	return name[n] == '\0' ||
+	       (name[n] == '-' && name[n + 1] != '\0' && name[n + 2] == '\0');
 }
 
 int hx_is_ofi_tcp(void)
 {
-	return strcmp(hx_ia_name(), "ofi-tcp") == 0;
+	return ia_kind_is("ofi-tcp");
 }
 
 int hx_is_native_tcp(void)
 {
-	return strcmp(hx_ia_name(), "tcp") == 0;
+	return ia_kind_is("tcp");
 }
 
 int hx_local_completion(void)
@@ -56,9 +78,6 @@ int hx_local_completion(void)
 }
 
 /* ---- failures ------------------------------------------------------- */
-
-/* Set in a peer process: failures go to the test process over the pipe. */
-static struct hx_peer *self_peer;
 
 static void write_all(int fd, const void *buf, size_t len)
 {
@@ -198,6 +217,65 @@ int hx_is_loopback(const struct sockaddr *sa)
 	hx_loopback(&want);
 	return sa && sa->sa_family == AF_INET &&
 	       in->sin_addr.s_addr == want.sin_addr.s_addr;
+}
+
+/* DAT_TEST_CLIENT_ADDR (two hosts: the test process's IA), else
+ * hx_loopback's. */
+static void client_addr(struct sockaddr_in *sa)
+{
+	const char *addr = getenv("DAT_TEST_CLIENT_ADDR");
+
+	hx_loopback(sa);
+	if (addr && *addr)
+		HX_CHECK(inet_pton(AF_INET, addr, &sa->sin_addr) == 1,
+			 "DAT_TEST_CLIENT_ADDR \"%s\" is not an IPv4 address", addr);
+}
+
+static int addr_is(const struct sockaddr *sa, const struct sockaddr_in *want)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+	return sa && sa->sa_family == AF_INET &&
+	       in->sin_addr.s_addr == want->sin_addr.s_addr;
+}
+
+int hx_two_hosts(void)
+{
+	struct sockaddr_in server, client;
+
+	hx_loopback(&server);
+	client_addr(&client);
+	return server.sin_addr.s_addr != client.sin_addr.s_addr;
+}
+
+int hx_on_loopback(void)
+{
+	struct sockaddr_in sa;
+
+	hx_loopback(&sa);
+	return (ntohl(sa.sin_addr.s_addr) >> 24) == 127;
+}
+
+int hx_is_own_addr(const struct sockaddr *sa)
+{
+	struct sockaddr_in want;
+
+	if (self_peer)
+		hx_loopback(&want);
+	else
+		client_addr(&want);
+	return addr_is(sa, &want);
+}
+
+int hx_is_peer_addr(const struct sockaddr *sa)
+{
+	struct sockaddr_in want;
+
+	if (self_peer)
+		client_addr(&want);
+	else
+		hx_loopback(&want);
+	return addr_is(sa, &want);
 }
 
 void hx_pattern(unsigned char *buf, int n, unsigned seed)
@@ -441,6 +519,23 @@ static void forget_peer(struct hx_peer *p)
 	p->rfd = p->wfd = -1;
 }
 
+/* Two hosts: a peer runs in the network namespace DAT_TEST_SERVER_NETNS
+ * names (ip netns's /run/netns/NAME), the test process in its own. */
+static void enter_server_netns(void)
+{
+	const char *ns = getenv("DAT_TEST_SERVER_NETNS");
+	char path[256];
+	int fd;
+
+	if (!ns || !*ns)
+		return;
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	HX_CHECK(fd >= 0, "cannot open %s: %s", path, strerror(errno));
+	HX_CHECK(setns(fd, CLONE_NEWNET) == 0, "setns %s: %s", path, strerror(errno));
+	close(fd);
+}
+
 void hx_spawn(struct hx_peer *p, const char *name, hx_peer_fn fn, void *arg)
 {
 	int to_child[2], to_parent[2], i;
@@ -464,6 +559,7 @@ void hx_spawn(struct hx_peer *p, const char *name, hx_peer_fn fn, void *arg)
 		for (i = 0; i < MAX_PEERS; i++)
 			live[i] = NULL;
 		self_peer = p;
+		enter_server_netns();
 		fn(p, arg);
 		close(p->wfd);
 		close(p->rfd);

@@ -104,6 +104,17 @@ const char *hx_state_str(DAT_EP_STATE st);
 void hx_loopback(struct sockaddr_in *sa);
 /* Nonzero when sa is that IPv4 address. */
 int hx_is_loopback(const struct sockaddr *sa);
+/* Nonzero when sa is this process's IA's address / the other process's.
+ * On one host both are hx_loopback's; on two (check-net.sh) the server
+ * process (a peer, in DAT_TEST_SERVER_NETNS, opening DAT_TEST_SERVER_IA)
+ * has DAT_TEST_ADDR and the test process DAT_TEST_CLIENT_ADDR. */
+int hx_is_own_addr(const struct sockaddr *sa);
+int hx_is_peer_addr(const struct sockaddr *sa);
+/* Nonzero when the server and the test process are on two hosts
+ * (DAT_TEST_CLIENT_ADDR differs from DAT_TEST_ADDR). */
+int hx_two_hosts(void);
+/* Nonzero when the IA under test is on a 127.0.0.0/8 address. */
+int hx_on_loopback(void);
 /* A recognisable byte pattern: buf[i] = f(seed, i). */
 void hx_pattern(unsigned char *buf, int n, unsigned seed);
 /* Nonzero when buf holds exactly hx_pattern(n, seed). */

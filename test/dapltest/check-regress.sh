@@ -36,7 +36,12 @@ fail() {
 	exit 1
 }
 
-dt_start_server "$DAT_TEST_IA" "$tmp" 300 || fail "the server did not start"
+# two hosts (test/net/check-net.sh): the server's own IA, in its namespace
+if [ -n "${DAT_TEST_SERVER_NETNS:-}" ]; then
+	DT_SERVER_PREFIX="ip netns exec $DAT_TEST_SERVER_NETNS"
+fi
+dt_start_server "${DAT_TEST_SERVER_IA:-$DAT_TEST_IA}" "$tmp" 300 ||
+	fail "the server did not start"
 echo "server ready on port $dt_port"
 
 # A few iterations are enough to run every path (OFA's default is 10000).

@@ -7,10 +7,15 @@
  *	max_rdma_read_out 16, prints the client's private data and what was
  *	negotiated, then disconnects once the client is done.
  *
- *   dat_conn_demo client <ia> <qual> [<IPv4 address>]
+ *   dat_conn_demo client <ia> <qual> [<IPv4 or IPv6 address>]
  *	connects (default 127.0.0.1) with max_rdma_read_in 8 and
  *	max_rdma_read_out 4 and 20 bytes of private data, prints what was
  *	negotiated and the server's private data, and disconnects.
+ *
+ * Each side also prints its IA's address ("<role>: ia address A"), and
+ * the peer's as DAT reports it: the server from dat_cr_query ("server:
+ * request from A"), both from dat_ep_query once connected ("<role>: peer
+ * address A").  test/net/check-net.sh compares them across two hosts.
  *
  * dat_ep_query reports the negotiated limits while the EP is connected, so
  * each side must read them before the other one disconnects.  With no data
@@ -100,6 +105,34 @@ static void print_hex(const char *who, int size, const void *data)
 	printf("\n");
 }
 
+/* "<who>: <what> <address>" */
+static void print_addr(const char *who, const char *what, DAT_IA_ADDRESS_PTR addr)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)addr;
+	char text[INET6_ADDRSTRLEN] = "?";
+
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, text,
+			  sizeof(text));
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, text,
+			  sizeof(text));
+	printf("%s: %s %s\n", who, what, text);
+}
+
+static void print_ep_addrs(const char *who, DAT_IA_HANDLE ia, DAT_EP_HANDLE ep)
+{
+	DAT_IA_ATTR attr;
+	DAT_EP_PARAM p;
+
+	memset(&attr, 0, sizeof(attr));
+	CHECK(dat_ia_query(ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &attr, 0, NULL));
+	print_addr(who, "ia address", attr.ia_address_ptr);
+	memset(&p, 0, sizeof(p));
+	CHECK(dat_ep_query(ep, DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR, &p));
+	print_addr(who, "peer address", p.remote_ia_address_ptr);
+}
+
 static void print_limits(const char *who, DAT_EP_HANDLE ep)
 {
 	DAT_EP_PARAM p;
@@ -176,10 +209,12 @@ static int server(const char *ia_name)
 	CHECK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
 	/* cr_query's private data dies with the CR: print it now */
 	print_hex("server", crp.private_data_size, crp.private_data);
+	print_addr("server", "request from", crp.remote_ia_address_ptr);
 	ep = ep_create(&x, 2, 16);
 	CHECK(dat_cr_accept(cr, ep, (DAT_COUNT)strlen(server_pdata), (DAT_PVOID)server_pdata));
 	expect(x.conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
 	print_limits("server", ep);
+	print_ep_addrs("server", x.ia, ep);
 	fflush(stdout);
 
 	/* the client's "done": a second request, refused; then disconnect */
@@ -195,7 +230,7 @@ static int server(const char *ia_name)
 
 static int client(const char *ia_name, const char *qual_text, const char *addr_text)
 {
-	struct sockaddr_in sa;
+	struct sockaddr_storage sa;
 	struct ia x;
 	DAT_EP_HANDLE ep, done_ep;
 	DAT_EVD_HANDLE done_evd;
@@ -210,9 +245,13 @@ static int client(const char *ia_name, const char *qual_text, const char *addr_t
 		return 1;
 	}
 	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	if (inet_pton(AF_INET, addr_text, &sa.sin_addr) != 1) {
-		fprintf(stderr, "dat_conn_demo: client: bad IPv4 address '%s'\n", addr_text);
+	if (inet_pton(AF_INET, addr_text, &((struct sockaddr_in *)&sa)->sin_addr) == 1) {
+		sa.ss_family = AF_INET;
+	} else if (inet_pton(AF_INET6, addr_text,
+			     &((struct sockaddr_in6 *)&sa)->sin6_addr) == 1) {
+		sa.ss_family = AF_INET6;
+	} else {
+		fprintf(stderr, "dat_conn_demo: client: bad address '%s'\n", addr_text);
 		return 1;
 	}
 	ia_open(&x, ia_name);
@@ -222,6 +261,7 @@ static int client(const char *ia_name, const char *qual_text, const char *addr_t
 			     DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
 	expect(x.conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev);
 	print_limits("client", ep);
+	print_ep_addrs("client", x.ia, ep);
 	print_hex("client", ev.event_data.connect_event_data.private_data_size,
 		  ev.event_data.connect_event_data.private_data);
 	fflush(stdout);
@@ -246,7 +286,7 @@ static int client(const char *ia_name, const char *qual_text, const char *addr_t
 static void usage(void)
 {
 	fprintf(stderr, "usage: dat_conn_demo server <ia>\n"
-			"       dat_conn_demo client <ia> <qual> [<IPv4 address>]\n");
+			"       dat_conn_demo client <ia> <qual> [<IPv4 or IPv6 address>]\n");
 	exit(2);
 }
 

@@ -3,6 +3,8 @@
 #
 #   DAPLTEST       the dapltest program (default: dapltest from PATH)
 #   DAPLTEST_PORT  the server port (default 45278)
+#   DT_SERVER_PREFIX  a command the server runs under, e.g. "ip netns exec
+#                  NS" (test/net/check-net.sh: the server on another host)
 #
 #   dt_run ARGS...            runs "$DAPLTEST ARGS", counts it in
 #                             dt_runs/dt_passed, shows the command line
@@ -61,7 +63,8 @@ dt_start_server() {
 		mkfifo "$_dir/server.fifo" || return 1
 		# the output goes through a FIFO: reading the ready line waits
 		# exactly as long as the server needs, and no longer
-		timeout "$_secs" "$DAPLTEST" -T S -D "$_ia" -n "$_port" \
+		# shellcheck disable=SC2086 # the prefix is split on purpose
+		timeout "$_secs" ${DT_SERVER_PREFIX:-} "$DAPLTEST" -T S -D "$_ia" -n "$_port" \
 			>"$_dir/server.fifo" 2>>"$_dir/server.err" &
 		dt_server_pid=$!
 		exec 3<"$_dir/server.fifo"

@@ -1,0 +1,236 @@
+#!/bin/sh
+# make check-net: two hosts without two machines.  Two network namespaces,
+# "a" (the server) and "b" (the client), joined by a veth pair, each with
+# its own IPv4 and IPv6 address; the ofi-tcp and tcp providers get an IA
+# bound to each end (ofi-tcp-a, ofi-tcp-b, tcp-a, tcp-b in a dat.conf made
+# here) and run across the link:
+#  - the two-process API suites (test_conn, test_dto, test_order): the
+#    test process in b, its server process in a (DAT_TEST_SERVER_NETNS);
+#  - the one-process suites (test_objects, test_mem, test_compat) in b, on
+#    an address that is not loopback;
+#  - dapltest: regress.sh, -T T with every DTO kind, -T P blocking and
+#    polling, the server in a and the client in b; -T L in b;
+#  - the addresses users see (dat_ia_query, dat_cr_query, dat_ep_query on
+#    both sides, dat_conn_demo) over IPv4 on both providers and over IPv6
+#    on tcp (tcp6-a, tcp6-b).
+#
+# Run from the top build directory after make (make check-net does).  Needs
+# root and ip(8); anywhere namespaces cannot be made it prints SKIPPED and
+# exits 77.  Everything it makes is removed on exit; every program is
+# bounded by timeout(1).
+set -u
+builddir=${builddir:-.}
+srcdir=${srcdir:-.}
+conf_in=${DAT_TEST_CONF:-$builddir/dat.conf}
+
+skip() {
+	echo "check-net: SKIPPED: $*"
+	exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "making network namespaces needs root"
+command -v ip >/dev/null 2>&1 || skip "ip(8) is not installed (iproute2)"
+[ -f "$conf_in" ] || skip "no dat.conf at $conf_in: run make first"
+
+tag=$$
+ns_a=datnet-a-$tag
+ns_b=datnet-b-$tag
+if_a=dna$tag
+if_b=dnb$tag
+addr_a=10.231.0.1
+addr_b=10.231.0.2
+addr6_a=fd00:da7:231::1
+addr6_b=fd00:da7:231::2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-net.XXXXXX") || exit 1
+
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	ip netns pids "$ns_a" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ip netns pids "$ns_b" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ip netns del "$ns_a" 2>/dev/null
+	ip netns del "$ns_b" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+if ! ip netns add "$ns_a" 2>"$tmp/err" || ! ip netns add "$ns_b" 2>>"$tmp/err"; then
+	skip "cannot make a network namespace: $(cat "$tmp/err")"
+fi
+if ! ip link add "$if_a" type veth peer name "$if_b" 2>"$tmp/err"; then
+	skip "cannot make a veth pair: $(cat "$tmp/err")"
+fi
+ip link set "$if_a" netns "$ns_a" &&
+ip link set "$if_b" netns "$ns_b" &&
+ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a" &&
+ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b" &&
+ip -n "$ns_a" addr add "$addr6_a/64" dev "$if_a" nodad &&
+ip -n "$ns_b" addr add "$addr6_b/64" dev "$if_b" nodad &&
+ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
+ip -n "$ns_a" link set "$if_a" up && ip -n "$ns_b" link set "$if_b" up ||
+	{ echo "FAIL: cannot set up the link"; exit 1; }
+echo "check-net: $ns_a ($addr_a, $addr6_a) <-> $ns_b ($addr_b, $addr6_b) over veth"
+
+# The providers' lines again, one per end: name-a / name-b, bound to that
+# end's address.
+conf=$tmp/dat.conf
+: >"$conf"
+for ia in ofi-tcp tcp; do
+	line=$(grep "^$ia " "$conf_in" | head -1)
+	[ -n "$line" ] || { echo "check-net: no $ia line in $conf_in"; continue; }
+	for end in a b; do
+		eval "addr=\$addr_$end"
+		# shellcheck disable=SC2154 # addr is set by the eval
+		printf '%s\n' "$line" |
+			sed -e "s/^$ia /$ia-$end /" -e "s/127\.0\.0\.1/$addr/" >>"$conf"
+	done
+done
+# tcp over IPv6 as well
+line=$(grep "^tcp " "$conf_in" | head -1)
+if [ -n "$line" ]; then
+	printf '%s\n' "$line" | sed -e "s/^tcp /tcp6-a /" -e "s/127\.0\.0\.1/$addr6_a/" >>"$conf"
+	printf '%s\n' "$line" | sed -e "s/^tcp /tcp6-b /" -e "s/127\.0\.0\.1/$addr6_b/" >>"$conf"
+fi
+cat "$conf"
+
+in_b() {
+	ip netns exec "$ns_b" env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
+}
+
+fail=0
+pass() { echo "PASS: $*"; }
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# prog OUT: the last "N%: Checks" line of OUT
+checks_line() { grep '^[0-9]*%: Checks' "$1" | tail -1; }
+
+for ia in ofi-tcp tcp; do
+	grep -q "^$ia-a " "$conf" || continue
+	echo
+	echo "== $ia across the link"
+	# first of all, the link works at all for this provider
+	for t in test_conn test_dto test_order; do
+		in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
+			DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
+			DAT_TEST_CLIENT_ADDR="$addr_b" \
+			timeout 900 "$builddir/test/api/$t" >"$tmp/$t.out" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			pass "$t, client in b, server in a: $(checks_line "$tmp/$t.out")"
+		else
+			bad "$t, client in b, server in a (exit $rc)"
+			grep -v '^libdat:' "$tmp/$t.out" | tail -25
+		fi
+	done
+	for t in test_objects test_mem test_compat; do
+		in_b DAT_TEST_IA="$ia-b" DAT_TEST_ADDR="$addr_b" \
+			timeout 900 "$builddir/test/api/$t" >"$tmp/$t.out" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			pass "$t in b on $addr_b: $(checks_line "$tmp/$t.out")"
+		else
+			bad "$t in b on $addr_b (exit $rc)"
+			grep -v '^libdat:' "$tmp/$t.out" | tail -25
+		fi
+	done
+
+	# dapltest: the regression script across the link, then -T T with
+	# every DTO kind and -T P both ways, against one more server
+	out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
+		DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
+		builddir="$builddir" srcdir="$srcdir" \
+		sh "$srcdir/test/dapltest/check-regress.sh" 2>&1)
+	if [ $? -eq 0 ]; then
+		pass "dapltest regress.sh, server in a, client in b"
+	else
+		bad "dapltest regress.sh across the link"
+		printf '%s\n' "$out" | tail -30
+	fi
+	out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
+		DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
+		builddir="$builddir" srcdir="$srcdir" \
+		sh "$srcdir/test/net/dapltest-across.sh" 2>&1)
+	if [ $? -eq 0 ]; then
+		pass "dapltest -T T, -T P (blocking, polling), server in a, client in b"
+	else
+		bad "dapltest -T T / -T P across the link"
+		printf '%s\n' "$out" | tail -30
+	fi
+	out=$(in_b DAT_TEST_IA="$ia-b" builddir="$builddir" srcdir="$srcdir" \
+		sh "$srcdir/test/dapltest/check-limit.sh" 2>&1)
+	if [ $? -eq 0 ]; then
+		pass "dapltest -T L in b on $addr_b"
+	else
+		bad "dapltest -T L in b"
+		printf '%s\n' "$out" | tail -30
+	fi
+done
+
+# addresses IA SERVER_ADDR CLIENT_ADDR: dat_conn_demo's server (IA-a) in a,
+# its client (IA-b) in b; every address each side reports must be the
+# right end's.
+addresses() {
+	_ia=$1 _sa=$2 _ca=$3
+	rm -f "$tmp/demo.fifo"
+	mkfifo "$tmp/demo.fifo" || return 1
+	ip netns exec "$ns_a" env DAT_OVERRIDE="$conf" timeout 60 \
+		"$builddir/test/tools/dat_conn_demo" server "$_ia-a" \
+		>"$tmp/demo.fifo" 2>"$tmp/demo-server.err" &
+	_spid=$!
+	exec 4<"$tmp/demo.fifo"
+	_qual=
+	: >"$tmp/demo-server.out"
+	while IFS= read -r _l <&4; do
+		echo "$_l" >>"$tmp/demo-server.out"
+		case $_l in
+		"qual "*) _qual=${_l#qual }; break ;;
+		esac
+	done
+	if [ -z "$_qual" ]; then
+		exec 4<&-
+		wait "$_spid"
+		bad "$_ia: dat_conn_demo's server did not start: $(cat "$tmp/demo-server.err")"
+		return
+	fi
+	cat <&4 >>"$tmp/demo-server.out" &
+	_cpid=$!
+	exec 4<&-
+	in_b timeout 60 "$builddir/test/tools/dat_conn_demo" client "$_ia-b" \
+		"$_qual" "$_sa" >"$tmp/demo-client.out" 2>"$tmp/demo-client.err"
+	_crc=$?
+	wait "$_spid"
+	_src=$?
+	wait "$_cpid"
+	if [ $_crc -ne 0 ] || [ $_src -ne 0 ]; then
+		bad "$_ia: dat_conn_demo across the link (client $_crc, server $_src)"
+		cat "$tmp/demo-client.err" "$tmp/demo-server.err"
+		return
+	fi
+	_ok=1
+	for want in "server: ia address $_sa" "server: request from $_ca" \
+		    "server: peer address $_ca"; do
+		grep -qx "$want" "$tmp/demo-server.out" || { _ok=; echo "missing: $want"; }
+	done
+	for want in "client: ia address $_ca" "client: peer address $_sa"; do
+		grep -qx "$want" "$tmp/demo-client.out" || { _ok=; echo "missing: $want"; }
+	done
+	if [ -n "$_ok" ]; then
+		pass "$_ia: every address reported is the right end's ($_sa <-> $_ca)"
+	else
+		bad "$_ia: addresses"
+		cat "$tmp/demo-server.out" "$tmp/demo-client.out"
+	fi
+}
+
+echo
+echo "== addresses as users see them"
+for ia in ofi-tcp tcp; do
+	grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr_a" "$addr_b"
+done
+grep -q "^tcp6-a " "$conf" && addresses tcp6 "$addr6_a" "$addr6_b"
+
+echo
+[ $fail -eq 0 ] && echo "check-net: all passed" || echo "check-net: FAILED"
+exit $fail

@@ -64,6 +64,8 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
 #define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
 #define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
+#define TCP_PEER_TIMEOUT_MS 30000    /* a peer that acknowledges nothing for this
+                                        long is gone (DAPL_TCP_PEER_TIMEOUT_MS) */
 #define TCP_HANDSHAKE_MS 10000       /* a half-open handshake is dropped after this
                                         (DAPL_TCP_HANDSHAKE_MS) */
 /* Private data we take from the core (what dev_query reports): with the
@@ -339,6 +341,7 @@ struct dapl_tdev {
 	struct sockaddr_storage addr;
 	char name[64];
 	uint64_t handshake_ms;          /* DAPL_TCP_HANDSHAKE_MS or TCP_HANDSHAKE_MS */
+	unsigned peer_timeout_ms;       /* DAPL_TCP_PEER_TIMEOUT_MS, 0: the kernel's */
 	int epfd;                       /* the progress fd */
 	int notify_fd;                  /* eventfd: an SRQ limit or receive */
 	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */
@@ -375,6 +378,12 @@ void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
 int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
 void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);
+/* The event a failed socket call on a connected endpoint ends it with:
+ * CONN_ERROR (BROKEN) when the path to the peer failed or the peer went
+ * silent, DISCONNECTED when the peer's end closed the connection. */
+enum dapl_tcm_event_type tcp_sock_error_event(int err);
+/* Bounds how long fd's peer may stay silent (dev->peer_timeout_ms). */
+void tcp_sock_peer_timeout(const struct dapl_tdev *dev, int fd);
 void tcp_dev_notify(struct dapl_tdev *dev);
 /* Starts the timer (a deadline to watch). */
 void tcp_dev_need_tick(struct dapl_tdev *dev);

@@ -523,9 +523,7 @@ void tcp_ep_flush(struct dapl_tep *ep)
 			}
 			/* EFAULT: memory under a request or a read response
 			 * went away; anything else: the connection did */
-			tcp_ep_fail(ep, errno == EFAULT ? DAPL_TCM_CONN_ERROR
-						       : DAPL_TCM_DISCONNECTED,
-				    -errno);
+			tcp_ep_fail(ep, tcp_sock_error_event(errno), -errno);
 			return;
 		}
 		ep->tx_pos += (uint64_t)n;
@@ -1190,8 +1188,7 @@ static ssize_t place_direct(struct dapl_tep *ep, bool *drained)
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
-		tcp_ep_fail(ep, errno == EFAULT ? DAPL_TCM_CONN_ERROR :
-			    DAPL_TCM_DISCONNECTED, -errno);
+		tcp_ep_fail(ep, tcp_sock_error_event(errno), -errno);
 		return -1;
 	}
 	ep->rx_bytes += (uint64_t)n;
@@ -1377,7 +1374,8 @@ static bool rx_drive(struct dapl_tep *ep)
 			if (r < 0) {
 				if (errno == EAGAIN || errno == EINTR)
 					return true;
-				tcp_ep_fail(ep, DAPL_TCM_DISCONNECTED, -errno);
+				tcp_ep_fail(ep, tcp_sock_error_event(errno),
+					    -errno);
 				return false;
 			}
 			ep->rbuf_wr = (uint32_t)r;

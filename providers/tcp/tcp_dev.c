@@ -218,6 +218,16 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		const char *t = getenv("DAPL_TCP_TRACE");
 
 		tcp_trace = t && *t && *t != '0';
+		t = getenv("DAPL_TCP_PEER_TIMEOUT_MS");
+		dev->peer_timeout_ms = TCP_PEER_TIMEOUT_MS;
+		if (t && *t) {
+			char *end;
+			unsigned long v = strtoul(t, &end, 10);
+
+			/* 0: leave it to the kernel (about 15 minutes) */
+			if (!*end && v <= 3600000)
+				dev->peer_timeout_ms = (unsigned)v;
+		}
 		t = getenv("DAPL_TCP_HANDSHAKE_MS");
 		dev->handshake_ms = TCP_HANDSHAKE_MS;
 		if (t && *t) {
@@ -438,6 +448,46 @@ void tcp_dev_unwatch(struct dapl_tep *ep)
 
 /* ---- listening ------------------------------------------------------------ */
 
+/* A peer that vanishes (host down, link cut, a drop rule) is noticed
+ * within about peer_timeout_ms, whether data is in flight (TCP_USER_TIMEOUT
+ * ends the retransmissions) or the connection is idle (keepalive probes,
+ * ended by the same timeout), instead of TCP's 15 minutes or never.  A
+ * peer that keeps its receive window shut that long is ended too. */
+void tcp_sock_peer_timeout(const struct dapl_tdev *dev, int fd)
+{
+	unsigned ms = dev->peer_timeout_ms;
+	int one = 1, idle, intvl, cnt = 4;
+
+	if (!ms)
+		return;
+	idle = (int)(ms / 2000);
+	intvl = (int)(ms / 8000);
+	if (idle < 1)
+		idle = 1;
+	if (intvl < 1)
+		intvl = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+enum dapl_tcm_event_type tcp_sock_error_event(int err)
+{
+	switch (err) {
+	case EFAULT:            /* memory under a request went away */
+	case ETIMEDOUT:         /* the peer timeout, or TCP's own */
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case EHOSTDOWN:
+	case ENETDOWN:
+		return DAPL_TCM_CONN_ERROR;
+	default:                /* ECONNRESET, EPIPE: the peer's end closed */
+		return DAPL_TCM_DISCONNECTED;
+	}
+}
+
 int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 {
 	struct sockaddr_storage a = dev->addr;
@@ -456,8 +506,9 @@ int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 	 * TIME_WAIT) must not keep its port from a new listener; two
 	 * listening sockets on one port still collide (EADDRINUSE) */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* the sockets it accepts inherit it: one call, not one each */
+	/* the sockets it accepts inherit these: one call, not one each */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcp_sock_peer_timeout(dev, fd);
 	if (bind(fd, (struct sockaddr *)&a, ss_len(&a)) || listen(fd, 1024)) {
 		err = -errno;
 		close(fd);
@@ -593,7 +644,7 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 			close(fd);
 			continue;
 		}
-		/* TCP_NODELAY it has from the listener */
+		/* TCP_NODELAY and the peer timeout it has from the listener */
 		c->fd = fd;
 		c->dev = dev;
 		c->listener = l;

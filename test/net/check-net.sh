@@ -12,8 +12,17 @@
 #    polling, the server in a and the client in b; -T L in b;
 #  - the addresses users see (dat_ia_query, dat_cr_query, dat_ep_query on
 #    both sides, dat_conn_demo) over IPv4 on both providers and over IPv6
-#    on tcp (tcp6-a, tcp6-b).
+#    on tcp (tcp6-a, tcp6-b);
+#  - link faults (net_fault): the link taken down mid-stream and left
+#    down, and the server's host "vanishing" (link down, its processes
+#    killed, so no FIN or RST gets out, link up again).  The client must
+#    see its connection end, every Send it posted complete exactly once,
+#    and a new connection work once the link is back.  tcp's bound is
+#    DAPL_TCP_PEER_TIMEOUT_MS (3000 here), with data in flight or idle;
+#    ofi-tcp's is the kernel's retransmission limit, net.ipv4.tcp_retries2
+#    (5 in namespace b here), and an idle connection is never noticed.
 #
+# CHECK_NET_ONLY=suites|addresses|faults runs one part.
 # Run from the top build directory after make (make check-net does).  Needs
 # root and ip(8); anywhere namespaces cannot be made it prints SKIPPED and
 # exits 77.  Everything it makes is removed on exit; every program is
@@ -106,7 +115,11 @@ bad() {
 # prog OUT: the last "N%: Checks" line of OUT
 checks_line() { grep '^[0-9]*%: Checks' "$1" | tail -1; }
 
+only=${CHECK_NET_ONLY:-}
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
 for ia in ofi-tcp tcp; do
+	want suites || break
 	grep -q "^$ia-a " "$conf" || continue
 	echo
 	echo "== $ia across the link"
@@ -224,12 +237,139 @@ addresses() {
 	fi
 }
 
-echo
-echo "== addresses as users see them"
-for ia in ofi-tcp tcp; do
-	grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr_a" "$addr_b"
-done
-grep -q "^tcp6-a " "$conf" && addresses tcp6 "$addr6_a" "$addr6_b"
+if want addresses; then
+	echo
+	echo "== addresses as users see them"
+	for ia in ofi-tcp tcp; do
+		grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr_a" "$addr_b"
+	done
+	grep -q "^tcp6-a " "$conf" && addresses tcp6 "$addr6_a" "$addr6_b"
+fi
+
+
+# start_server IA: net_fault's server (IA-a) in a, bounded; sets srv_pid
+# and srv_qual (empty when it did not start).
+start_server() {
+	rm -f "$tmp/srv.fifo"
+	mkfifo "$tmp/srv.fifo" || return 1
+	# 5>&- 6<&-: the client's pipes stay the script's alone, or a server
+	# started while the client runs would keep its input open
+	ip netns exec "$ns_a" env DAT_OVERRIDE="$conf" DAPL_TCP_PEER_TIMEOUT_MS=3000 \
+		timeout 300 "$builddir/test/net/net_fault" server "$1-a" \
+		>"$tmp/srv.fifo" 2>>"$tmp/srv.err" 5>&- 6<&- &
+	srv_pid=$!
+	exec 7<"$tmp/srv.fifo"
+	srv_qual=
+	if IFS= read -r _l <&7; then
+		case $_l in "qual "*) srv_qual=${_l#qual } ;; esac
+	fi
+	cat <&7 >>"$tmp/srv.out" 5>&- 6<&- &
+	exec 7<&-
+}
+
+# read_until PATTERN: lines of the client (fd 6) until one matches; the
+# line is in $got ("" at end of output).
+read_until() {
+	got=
+	while IFS= read -r _l <&6; do
+		echo "  client: $_l"
+		case $_l in
+		$1) got=$_l; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+ms_now() { date +%s%3N; }
+
+# fault IA KIND ADDR_A: KIND is "down" (the link goes down mid-stream and
+# stays down until the client has reported), "idle" (the same with no
+# traffic) or "vanish" (link down, the server killed, link up).
+fault() {
+	_ia=$1 _kind=$2 _to=$3
+	: >"$tmp/srv.err"
+	: >"$tmp/srv.out"
+	start_server "$_ia"
+	[ -n "$srv_qual" ] || { bad "$_ia $_kind: the server did not start"; cat "$tmp/srv.err"; return; }
+	rm -f "$tmp/cli.in" "$tmp/cli.out"
+	mkfifo "$tmp/cli.in" "$tmp/cli.out" || return
+	in_b DAPL_TCP_PEER_TIMEOUT_MS=3000 timeout 300 \
+		"$builddir/test/net/net_fault" client "$_ia-b" "$_to" "$srv_qual" \
+		$([ "$_kind" = idle ] && echo idle) <"$tmp/cli.in" >"$tmp/cli.out" 2>"$tmp/cli.err" &
+	_cpid=$!
+	exec 5>"$tmp/cli.in"
+	exec 6<"$tmp/cli.out"
+	if ! read_until streaming; then
+		bad "$_ia $_kind: the client did not start streaming"
+		cat "$tmp/cli.err"
+		exec 5>&- 6<&-
+		wait "$_cpid"
+		ip netns pids "$ns_a" | xargs -r kill -9
+		return
+	fi
+	_t0=$(ms_now)
+	ip -n "$ns_a" link set "$if_a" down
+	if [ "$_kind" = vanish ]; then
+		ip netns pids "$ns_a" | xargs -r kill -9
+		wait "$srv_pid" 2>/dev/null
+		ip -n "$ns_a" link set "$if_a" up
+	fi
+	read_until "event *"
+	_t1=$(ms_now)
+	_event=$got
+	read_until "dtos posted *"
+	_dtos=$got
+	[ "$_kind" = vanish ] || ip -n "$ns_a" link set "$if_a" up
+	if [ "$_kind" = vanish ]; then
+		: >"$tmp/srv.err"
+		start_server "$_ia"
+	fi
+	# the neighbour entry went FAILED while the link was down, and a
+	# connect would be refused at once until it expires: forget it
+	ip -n "$ns_b" neigh flush dev "$if_b" 2>/dev/null
+	echo "connect $srv_qual" >&5
+	read_until reconnected
+	_again=$got
+	exec 5>&-
+	read_until "never" >/dev/null
+	exec 6<&-
+	wait "$_cpid"
+	_rc=$?
+	ip netns pids "$ns_a" | xargs -r kill -9
+	wait "$srv_pid" 2>/dev/null
+	# a link that stays down is a broken connection where the provider
+	# can tell (tcp); libfabric reports every end as a disconnect
+	if [ "$_ia" = tcp ] && [ "$_kind" != vanish ] && [ -n "$_event" ]; then
+		case $_event in
+		"event BROKEN "*) ;;
+		*) echo "tcp reported '$_event' for a link that went down, not BROKEN"; _rc=1 ;;
+		esac
+	fi
+	if [ $_rc -eq 0 ] && [ -n "$_event" ] && [ -n "$_dtos" ] && [ -n "$_again" ]; then
+		pass "$_ia, link $_kind: ${_event#event } ($((_t1 - _t0)) ms after the fault); ${_dtos#dtos }; a new connection works"
+	else
+		bad "$_ia, link $_kind (client exit $_rc)"
+		cat "$tmp/cli.err" "$tmp/srv.err"
+	fi
+}
+
+if want faults; then
+	echo
+	echo "== link faults"
+	# ofi-tcp's sockets are libfabric's: the kernel's retransmission
+	# limit is its bound.  The namespace is ours, so is its setting.
+	ip netns exec "$ns_b" sysctl -qw net.ipv4.tcp_retries2=5 ||
+		echo "check-net: cannot set net.ipv4.tcp_retries2 in $ns_b"
+	for ia in tcp ofi-tcp; do
+		grep -q "^$ia-a " "$conf" || continue
+		# an idle connection to a vanished peer: only tcp looks
+		kinds="down vanish"
+		[ "$ia" = tcp ] && kinds="down idle vanish"
+		for kind in $kinds; do
+			fault "$ia" "$kind" "$addr_a"
+		done
+	done
+fi
 
 echo
 [ $fail -eq 0 ] && echo "check-net: all passed" || echo "check-net: FAILED"

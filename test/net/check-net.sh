@@ -115,6 +115,20 @@ bad() {
 # prog OUT: the last "N%: Checks" line of OUT
 checks_line() { grep '^[0-9]*%: Checks' "$1" | tail -1; }
 
+# suite LABEL PROGRAM VAR=VALUE...: one API suite in b, bounded
+suite() {
+	_label=$1 _t=$2
+	shift 2
+	in_b "$@" timeout 900 "$builddir/test/api/$_t" >"$tmp/$_t.out" 2>&1
+	_rc=$?
+	if [ $_rc -eq 0 ]; then
+		pass "$_label: $(checks_line "$tmp/$_t.out")"
+	else
+		bad "$_label (exit $_rc)"
+		grep -v '^libdat:' "$tmp/$_t.out" | tail -25
+	fi
+}
+
 only=${CHECK_NET_ONLY:-}
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
@@ -123,30 +137,13 @@ for ia in ofi-tcp tcp; do
 	grep -q "^$ia-a " "$conf" || continue
 	echo
 	echo "== $ia across the link"
-	# first of all, the link works at all for this provider
 	for t in test_conn test_dto test_order; do
-		in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
-			DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
-			DAT_TEST_CLIENT_ADDR="$addr_b" \
-			timeout 900 "$builddir/test/api/$t" >"$tmp/$t.out" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ]; then
-			pass "$t, client in b, server in a: $(checks_line "$tmp/$t.out")"
-		else
-			bad "$t, client in b, server in a (exit $rc)"
-			grep -v '^libdat:' "$tmp/$t.out" | tail -25
-		fi
+		suite "$t, client in b, server in a" "$t" DAT_TEST_IA="$ia-b" \
+			DAT_TEST_SERVER_IA="$ia-a" DAT_TEST_SERVER_NETNS="$ns_a" \
+			DAT_TEST_ADDR="$addr_a" DAT_TEST_CLIENT_ADDR="$addr_b"
 	done
 	for t in test_objects test_mem test_compat; do
-		in_b DAT_TEST_IA="$ia-b" DAT_TEST_ADDR="$addr_b" \
-			timeout 900 "$builddir/test/api/$t" >"$tmp/$t.out" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ]; then
-			pass "$t in b on $addr_b: $(checks_line "$tmp/$t.out")"
-		else
-			bad "$t in b on $addr_b (exit $rc)"
-			grep -v '^libdat:' "$tmp/$t.out" | tail -25
-		fi
+		suite "$t in b on $addr_b" "$t" DAT_TEST_IA="$ia-b" DAT_TEST_ADDR="$addr_b"
 	done
 
 	# dapltest: the regression script across the link, then -T T with

@@ -68,15 +68,17 @@ fi
 if ! ip link add "$if_a" type veth peer name "$if_b" 2>"$tmp/err"; then
 	skip "cannot make a veth pair: $(cat "$tmp/err")"
 fi
-ip link set "$if_a" netns "$ns_a" &&
-ip link set "$if_b" netns "$ns_b" &&
-ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a" &&
-ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b" &&
-ip -n "$ns_a" addr add "$addr6_a/64" dev "$if_a" nodad &&
-ip -n "$ns_b" addr add "$addr6_b/64" dev "$if_b" nodad &&
-ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
-ip -n "$ns_a" link set "$if_a" up && ip -n "$ns_b" link set "$if_b" up ||
-	{ echo "FAIL: cannot set up the link"; exit 1; }
+if ! { ip link set "$if_a" netns "$ns_a" &&
+	ip link set "$if_b" netns "$ns_b" &&
+	ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a" &&
+	ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b" &&
+	ip -n "$ns_a" addr add "$addr6_a/64" dev "$if_a" nodad &&
+	ip -n "$ns_b" addr add "$addr6_b/64" dev "$if_b" nodad &&
+	ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
+	ip -n "$ns_a" link set "$if_a" up && ip -n "$ns_b" link set "$if_b" up; }; then
+	echo "FAIL: cannot set up the link"
+	exit 1
+fi
 echo "check-net: $ns_a ($addr_a, $addr6_a) <-> $ns_b ($addr_b, $addr6_b) over veth"
 
 # The providers' lines again, one per end: name-a / name-b, bound to that
@@ -148,29 +150,26 @@ for ia in ofi-tcp tcp; do
 
 	# dapltest: the regression script across the link, then -T T with
 	# every DTO kind and -T P both ways, against one more server
-	out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
+	if out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
 		DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
 		builddir="$builddir" srcdir="$srcdir" \
-		sh "$srcdir/test/dapltest/check-regress.sh" 2>&1)
-	if [ $? -eq 0 ]; then
+		sh "$srcdir/test/dapltest/check-regress.sh" 2>&1); then
 		pass "dapltest regress.sh, server in a, client in b"
 	else
 		bad "dapltest regress.sh across the link"
 		printf '%s\n' "$out" | tail -30
 	fi
-	out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
+	if out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
 		DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
 		builddir="$builddir" srcdir="$srcdir" \
-		sh "$srcdir/test/net/dapltest-across.sh" 2>&1)
-	if [ $? -eq 0 ]; then
+		sh "$srcdir/test/net/dapltest-across.sh" 2>&1); then
 		pass "dapltest -T T, -T P (blocking, polling), server in a, client in b"
 	else
 		bad "dapltest -T T / -T P across the link"
 		printf '%s\n' "$out" | tail -30
 	fi
-	out=$(in_b DAT_TEST_IA="$ia-b" builddir="$builddir" srcdir="$srcdir" \
-		sh "$srcdir/test/dapltest/check-limit.sh" 2>&1)
-	if [ $? -eq 0 ]; then
+	if out=$(in_b DAT_TEST_IA="$ia-b" builddir="$builddir" srcdir="$srcdir" \
+		sh "$srcdir/test/dapltest/check-limit.sh" 2>&1); then
 		pass "dapltest -T L in b on $addr_b"
 	else
 		bad "dapltest -T L in b"
@@ -270,6 +269,7 @@ read_until() {
 	got=
 	while IFS= read -r _l <&6; do
 		echo "  client: $_l"
+		# shellcheck disable=SC2254 # the pattern is a glob on purpose
 		case $_l in
 		$1) got=$_l; return 0 ;;
 		esac
@@ -290,9 +290,12 @@ fault() {
 	[ -n "$srv_qual" ] || { bad "$_ia $_kind: the server did not start"; cat "$tmp/srv.err"; return; }
 	rm -f "$tmp/cli.in" "$tmp/cli.out"
 	mkfifo "$tmp/cli.in" "$tmp/cli.out" || return
+	_mode=
+	[ "$_kind" = idle ] && _mode=idle
+	# shellcheck disable=SC2086 # no argument at all when not idle
 	in_b DAPL_TCP_PEER_TIMEOUT_MS=3000 timeout 300 \
 		"$builddir/test/net/net_fault" client "$_ia-b" "$_to" "$srv_qual" \
-		$([ "$_kind" = idle ] && echo idle) <"$tmp/cli.in" >"$tmp/cli.out" 2>"$tmp/cli.err" &
+		$_mode <"$tmp/cli.in" >"$tmp/cli.out" 2>"$tmp/cli.err" &
 	_cpid=$!
 	exec 5>"$tmp/cli.in"
 	exec 6<"$tmp/cli.out"

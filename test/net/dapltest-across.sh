@@ -13,6 +13,7 @@ export DAT_OVERRIDE
 here=$(cd "$(dirname "$0")" && pwd)
 DAPLTEST=${builddir:-.}/test/dapltest/dapltest
 export DAPLTEST
+# shellcheck source=../dapltest/scripts/dt-lib.sh
 . "$here/../dapltest/scripts/dt-lib.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dt-across.XXXXXX") || exit 1
@@ -30,6 +31,7 @@ fail() {
 	exit 1
 }
 
+# shellcheck disable=SC2034 # read by dt_start_server (dt-lib.sh)
 DT_SERVER_PREFIX="ip netns exec $DAT_TEST_SERVER_NETNS"
 dt_start_server "$DAT_TEST_SERVER_IA" "$tmp" 300 || fail "the server did not start"
 echo "server ($DAT_TEST_SERVER_IA in $DAT_TEST_SERVER_NETNS) ready on $DAT_TEST_ADDR port $dt_port"

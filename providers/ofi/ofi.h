@@ -280,6 +280,7 @@ struct dapl_tdev {
 	int leq_fd;
 	int lstop_fd;                   /* eventfd: the listener threads end */
 	int watch_fd;                   /* timerfd: a listener call overran */
+	bool linit;                     /* ofi_listen_init ran */
 	bool lthreads;                  /* started (dev->lock) */
 	pthread_t lthread, wthread;
 	pthread_mutex_t watch_lock;

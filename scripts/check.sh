@@ -34,7 +34,9 @@ for a in "$@"; do
 	esac
 done
 
-step() { printf '\n== %s\n' "$*"; }
+# each step says how long the run has taken so far (CI's budget)
+t0=$(date +%s)
+step() { printf '\n== %s  [%ss]\n' "$*" "$(($(date +%s) - t0))"; }
 
 if [ -n "$plain" ]; then
 	step "build and make check ($top/build)"

@@ -346,7 +346,7 @@ int verbs_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		  uint16_t ord)
 {
 	struct dapl_tdev *dev = ep->dev;
-	struct sockaddr_storage dst, src;
+	struct sockaddr_storage dst;
 	struct rdma_cm_id *id;
 	int err = 0;
 
@@ -376,16 +376,11 @@ int verbs_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		err = -errno;
 		goto out;
 	}
-	/* From the IA's own address, as a peer will see it (and as policy
-	 * routing keyed on the source expects); an address without a route
-	 * still fails at once, and ROUTE_RESOLVED checks the route leaves by
-	 * this IA's device. */
-	src = dev->addr;
-	if (src.ss_family == AF_INET)
-		((struct sockaddr_in *)&src)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)&src)->sin6_port = 0;
-	if (rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst,
+	/* No source address: the routing table picks the device, so an
+	 * address without a route fails at once (with the IA's address as
+	 * the source, rdma_cm waits for its ARP timeout instead);
+	 * ROUTE_RESOLVED checks the route leaves by this IA's device. */
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
 			      dev->addr_timeout_ms)) {
 		err = -errno;
 		rdma_destroy_id(id);

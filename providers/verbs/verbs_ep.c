@@ -83,7 +83,7 @@ static int qp_rts(struct dapl_tep *ep, struct rdma_cm_id *id)
 		a.max_rd_atomic = (uint8_t)ep->dev->attr.max_qp_init_rd_atom;
 	/* How long an unacknowledged request waits before it is sent again:
 	 * with the retries, the bound on noticing a dead link or peer.  The
-	 * CM's value on RoCE is 2 s a try, 16 s in all (DAPL_VERBS_ACK_TIMEOUT,
+	 * CM's value on RoCE encodes about 2 s a try (DAPL_VERBS_ACK_TIMEOUT,
 	 * dapl_verbs(7)). */
 	if ((mask & IBV_QP_TIMEOUT) && ep->dev->ack_timeout)
 		a.timeout = ep->dev->ack_timeout;

@@ -31,16 +31,17 @@
 # routing (rules for what this host sends to each end, ahead of the local
 # table; accept_local; fixed neighbours) sends the traffic between the two
 # addresses out of one end and in at the other instead of through lo, so
-# it really crosses the link.  The IAs are verbs-KIND-a/-b, plus tcp-a/-b
-# when CHECK_NET_IAS says so; the server is one process group instead of
-# a namespace (a vanished host is that group killed).  A further fault,
+# it really crosses the link.  The IAs are verbs-KIND-a/-b (or what
+# CHECK_NET_IAS names); a vanished host is the server's processes killed,
+# found by name, instead of a namespace's.  A further fault,
 # "drop", silently drops every packet on both ends (netem loss 100%,
 # where the kernel has sch_netem: the guest's does, the CI host's not).
 # CHECK_NET_IAS lists the IAs to run (default: ofi-tcp tcp, or
 # verbs-KIND in the routed mode); CHECK_NET_SUITES2 and CHECK_NET_SUITES1
 # the two-process and one-process API suites (either may be empty);
 # CHECK_NET_LIMIT=0 leaves out dapltest -T L (one host's limits);
-# CHECK_NET_FAULTS="down idle drop vanish" picks the faults to run.
+# CHECK_NET_FAULTS="down idle drop vanish" picks the faults to run;
+# CHECK_NET_FAULT_ENV the variables (bounds) their programs get.
 # Run from the top build directory after make (make check-net does).  Needs
 # root and ip(8); anywhere namespaces cannot be made it prints SKIPPED and
 # exits 77.  Everything it makes is removed on exit; every program is
@@ -215,21 +216,6 @@ if [ -z "$rdma" ] && [ -n "$line" ]; then
 fi
 cat "$conf"
 
-# in_a / in_b CMD...: a command on the server's / the client's host
-in_a() {
-	if [ -n "$rdma" ]; then
-		env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
-	else
-		ip netns exec "$ns_a" env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
-	fi
-}
-in_b() {
-	if [ -n "$rdma" ]; then
-		env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
-	else
-		ip netns exec "$ns_b" env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"
-	fi
-}
 # on_a / on_b CMD...: a command in the server's / the client's namespace
 on_a() {
 	if [ -n "$rdma" ]; then "$@"; else ip netns exec "$ns_a" "$@"; fi
@@ -237,14 +223,17 @@ on_a() {
 on_b() {
 	if [ -n "$rdma" ]; then "$@"; else ip netns exec "$ns_b" "$@"; fi
 }
+# in_a / in_b CMD...: the same, with the dat.conf made here
+in_a() { on_a env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"; }
+in_b() { on_b env DAT_TEST_CONF="$conf" DAT_OVERRIDE="$conf" "$@"; }
 # link_a up|down: the server's end of the link
 link_a() { on_a ip link set "$if_a" "$1"; }
 # DAT_TEST_SERVER_NETNS for the harness (none when routed)
 server_ns=
 [ -z "$rdma" ] && server_ns=$ns_a
 # the bounds the fault runs ask for: tcp's dead-peer timeout, verbs' RC
-# retries (4 tries of 268 ms)
-fault_env="DAPL_TCP_PEER_TIMEOUT_MS=3000 DAPL_VERBS_RETRY=3 DAPL_VERBS_ACK_TIMEOUT=16"
+# retries (4 tries of 268 ms); CHECK_NET_FAULT_ENV replaces them
+fault_env=${CHECK_NET_FAULT_ENV-DAPL_TCP_PEER_TIMEOUT_MS=3000 DAPL_VERBS_RETRY=3 DAPL_VERBS_ACK_TIMEOUT=16}
 
 fail=0
 pass() { echo "PASS: $*"; }

@@ -5,10 +5,11 @@ set -eu
 # librdmacm-dev and libibverbs-dev build the verbs provider; the runtime
 # libraries and ibverbs-providers (the device drivers: rxe, mlx5 ...) run
 # it; make check-verbs boots a guest through test/vm/datvm, which installs its own.
+# iptables drops a link's traffic in make check-net's "drop" fault.
 need="gcc g++ make autoconf automake libtool pkg-config check
       libfabric-dev librdmacm-dev libibverbs-dev
       librdmacm1 libibverbs1 ibverbs-providers
-      clang libclang-rt-14-dev valgrind groff-base binutils"
+      clang libclang-rt-14-dev valgrind groff-base binutils iptables"
 missing=
 for p in $need; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

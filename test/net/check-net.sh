@@ -14,8 +14,9 @@
 #    both sides, dat_conn_demo) over IPv4 on both providers and over IPv6
 #    on tcp (tcp6-a, tcp6-b);
 #  - link faults (net_fault): the link taken down mid-stream and left
-#    down, and the server's host "vanishing" (link down, its processes
-#    killed, so no FIN or RST gets out, link up again).  The client must
+#    down, every packet silently dropped both ways (iptables DROP rules in
+#    both namespaces), and the server's host "vanishing" (link down, its
+#    processes killed, so no FIN or RST gets out, link up again).  The client must
 #    see its connection end, every Send it posted complete exactly once,
 #    and a new connection work once the link is back.  tcp's bound is
 #    DAPL_TCP_PEER_TIMEOUT_MS (3000 here), with data in flight or idle;
@@ -34,8 +35,8 @@
 # it really crosses the link.  The IAs are verbs-KIND-a/-b (or what
 # CHECK_NET_IAS names); a vanished host is the server's processes killed,
 # found by name, instead of a namespace's.  A further fault,
-# "drop", silently drops every packet on both ends (netem loss 100%,
-# where the kernel has sch_netem: the guest's does, the CI host's not).
+# "drop" there is netem loss 100% on both ends (the guest's kernel has
+# sch_netem, the CI host's not; the guest has no iptables).
 # CHECK_NET_IAS lists the IAs to run (default: ofi-tcp tcp, or
 # verbs-KIND in the routed mode); CHECK_NET_SUITES2 and CHECK_NET_SUITES1
 # the two-process and one-process API suites (either may be empty);
@@ -407,6 +408,26 @@ read_until() {
 
 ms_now() { date +%s%3N; }
 
+# drop_all on|off: every packet on both ends of the link silently
+# dropped, both ways (netem loss 100%, or firewall DROP rules), or no
+# longer
+drop_all() {
+	for _e in a b; do
+		eval "_if=\$if_$_e"
+		# shellcheck disable=SC2154 # _if is set by the eval
+		case $drop:$1 in
+		netem:on) "on_$_e" tc qdisc add dev "$_if" root netem loss 100% ;;
+		netem:off) "on_$_e" tc qdisc del dev "$_if" root ;;
+		iptables:on)
+			"on_$_e" iptables -I INPUT -i "$_if" -j DROP &&
+			"on_$_e" iptables -I OUTPUT -o "$_if" -j DROP ;;
+		iptables:off)
+			"on_$_e" iptables -D INPUT -i "$_if" -j DROP &&
+			"on_$_e" iptables -D OUTPUT -o "$_if" -j DROP ;;
+		esac || echo "check-net: cannot turn dropping $1 on $_if"
+	done
+}
+
 # Kills everything in a (no FIN gets out while the link is down) and
 # reaps the server; in one redirected group, since bash reports a job
 # killed by a signal on its stderr when it reaps it.
@@ -454,8 +475,7 @@ fault() {
 	fi
 	_t0=$(ms_now)
 	if [ "$_kind" = drop ]; then
-		on_a tc qdisc add dev "$if_a" root netem loss 100%
-		on_b tc qdisc add dev "$if_b" root netem loss 100%
+		drop_all on
 	else
 		link_a down
 	fi
@@ -470,7 +490,7 @@ fault() {
 	read_until "dtos posted *"
 	_dtos=$got
 	case $_kind in
-	drop) on_a tc qdisc del dev "$if_a" root; on_b tc qdisc del dev "$if_b" root ;;
+	drop) drop_all off ;;
 	vanish) ;;
 	*) link_a up ;;
 	esac
@@ -521,24 +541,29 @@ if want faults; then
 	[ -n "$rdma" ] && retries2=$(sysctl -n net.ipv4.tcp_retries2)
 	on_b sysctl -qw net.ipv4.tcp_retries2=5 ||
 		echo "check-net: cannot set net.ipv4.tcp_retries2"
-	# silently dropped traffic: where the kernel has netem
+	# silently dropped traffic: netem where the kernel has it (the
+	# guest's), else a firewall rule (iptables, in the namespaces)
 	drop=
 	if on_a tc qdisc add dev "$if_a" root netem loss 0% 2>/dev/null; then
 		on_a tc qdisc del dev "$if_a" root
-		drop=drop
+		drop=netem
+	elif [ -z "$rdma" ] && command -v iptables >/dev/null 2>&1 &&
+	     on_a iptables -A INPUT -i "$if_a" -j ACCEPT 2>/dev/null; then
+		on_a iptables -D INPUT -i "$if_a" -j ACCEPT
+		drop=iptables
 	fi
 	for ia in $ias; do
 		grep -q "^$ia-a " "$conf" || continue
 		# an idle connection to a vanished peer: only tcp looks
-		kinds="down $drop vanish"
-		[ "$ia" = tcp ] && kinds="down idle $drop vanish"
+		kinds="down ${drop:+drop} vanish"
+		[ "$ia" = tcp ] && kinds="down idle ${drop:+drop} vanish"
 		for kind in $kinds; do
 			case " ${CHECK_NET_FAULTS:-$kind} " in
 			*" $kind "*) fault "$ia" "$kind" "$addr_a" ;;
 			esac
 		done
 	done
-	[ -n "$drop" ] || echo "check-net: no \"drop\" fault: this kernel has no netem (sch_netem)"
+	[ -n "$drop" ] || echo "check-net: no \"drop\" fault: no netem (sch_netem) in this kernel, no iptables here"
 fi
 
 echo

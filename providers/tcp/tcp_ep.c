@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -248,6 +249,28 @@ static uint16_t clamp_limit(uint16_t v)
 	return v > MPA_V2_LIMIT_MASK ? MPA_V2_LIMIT_MASK : v;
 }
 
+/* A connection comes from the IA's address (dapl_tcp(7)), not from the
+ * one the route to the peer would pick on a host with several: bound
+ * before connect, the port left to connect (IP_BIND_ADDRESS_NO_PORT,
+ * so that many connections do not exhaust the ports bind would take).
+ * An address of the other family: the kernel's choice. */
+static int bind_local(const struct dapl_tdev *dev, int fd, sa_family_t family)
+{
+	struct sockaddr_storage a = dev->addr;
+	int one = 1;
+
+	if (a.ss_family != family)
+		return 0;
+	if (family == AF_INET)
+		((struct sockaddr_in *)&a)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&a)->sin6_port = 0;
+	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+	return bind(fd, (struct sockaddr *)&a,
+		    family == AF_INET ? sizeof(struct sockaddr_in)
+				      : sizeof(struct sockaddr_in6));
+}
+
 int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		uint16_t port, const void *pdata, size_t len, uint16_t ird,
 		uint16_t ord)
@@ -306,7 +329,8 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	ep->handshake_len = (uint32_t)(MPA_HDR_LEN + pd);
 	ep->handshake_done = 0;
 	ep->state = TCP_EP_CONNECTING;
-	if (connect(fd, (struct sockaddr *)&to, tolen) && errno != EINPROGRESS) {
+	if ((bind_local(ep->dev, fd, to.ss_family) ||
+	     connect(fd, (struct sockaddr *)&to, tolen)) && errno != EINPROGRESS) {
 		err = errno;
 		/* reported as the attempt's outcome, like an async failure */
 		drop_socket(ep);

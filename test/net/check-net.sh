@@ -23,7 +23,10 @@
 #    ofi-tcp's is the kernel's retransmission limit, net.ipv4.tcp_retries2
 #    (5 in namespace b here), and an idle connection is never noticed.
 #
-# CHECK_NET_ONLY=suites|addresses|faults runs one part.
+#  - the transport-conformance suites (test_transport_tcp, _ofi) at an
+#    address whose own connections cross a veth link (transport_across);
+#
+# CHECK_NET_ONLY=suites|transport|addresses|faults runs one part.
 #
 # CHECK_NET_RDMA=rxe|siw is the routed mode, for the project's guest
 # (check-verbs.sh runs it there): Linux 6.1's Soft-RoCE opens its UDP
@@ -361,6 +364,67 @@ addresses() {
 		cat "$tmp/demo-server.out" "$tmp/demo-client.out"
 	fi
 }
+
+# transport_across: the transport-conformance suites (test_transport_tcp,
+# test_transport_ofi) in a namespace of their own, "t", with a veth pair
+# routed as in the guest (see routed_link): the suite's one device sits at
+# one end's address, and every packet of its connections to itself leaves
+# by the other end and comes back in across the link (MTU 1500, a real
+# neighbour), as the link's byte counters must show.
+transport_across() {
+	_ns=datnet-t-$tag _ta=dta$tag _tb=dtb$tag
+	_a=10.234.0.1 _b=10.234.0.2
+	_t() { ip netns exec "$_ns" "$@"; }
+	if ! { ip netns add "$_ns" &&
+	       ip -n "$_ns" link add "$_ta" type veth peer name "$_tb" &&
+	       ip -n "$_ns" addr add "$_a/24" dev "$_ta" &&
+	       ip -n "$_ns" addr add "$_b/24" dev "$_tb" &&
+	       ip -n "$_ns" link set lo up &&
+	       ip -n "$_ns" link set "$_ta" up && ip -n "$_ns" link set "$_tb" up &&
+	       _t sysctl -qw net.ipv4.conf.all.accept_local=1 \
+		   net.ipv4.conf.all.rp_filter=0 \
+		   "net.ipv4.conf.$_ta.accept_local=1" "net.ipv4.conf.$_ta.rp_filter=0" \
+		   "net.ipv4.conf.$_tb.accept_local=1" "net.ipv4.conf.$_tb.rp_filter=0" &&
+	       ip -n "$_ns" rule add pref 101 iif lo to "$_b" lookup 2341 &&
+	       ip -n "$_ns" rule add pref 102 iif lo to "$_a" lookup 2342 &&
+	       ip -n "$_ns" rule add pref 500 lookup local &&
+	       ip -n "$_ns" rule del pref 0 &&
+	       ip -n "$_ns" route add "$_b" dev "$_ta" src "$_a" table 2341 &&
+	       ip -n "$_ns" route add "$_a" dev "$_tb" src "$_b" table 2342 &&
+	       ip -n "$_ns" neigh replace "$_b" dev "$_ta" nud permanent \
+		   lladdr "$(_t cat "/sys/class/net/$_tb/address")" &&
+	       ip -n "$_ns" neigh replace "$_a" dev "$_tb" nud permanent \
+		   lladdr "$(_t cat "/sys/class/net/$_ta/address")" &&
+	       ip -n "$_ns" route get "$_a" | grep -q "dev $_tb "; }; then
+		bad "transport suites: cannot set up the routed link"
+		ip -n "$_ns" route get "$_a" 2>&1
+		ip netns del "$_ns" 2>/dev/null
+		return
+	fi
+	echo "check-net: $_ns: $_a on $_ta, its own connections routed out by $_tb"
+	for _s in test_transport_tcp test_transport_ofi; do
+		[ -x "$builddir/test/unit/$_s" ] || continue
+		_rx0=$(_t cat "/sys/class/net/$_ta/statistics/rx_bytes")
+		_t env TRANSPORT_TEST_ADDR="$_a" TRANSPORT_TEST_NETDEV="$_ta" \
+			timeout 900 "$builddir/test/unit/$_s" >"$tmp/$_s.out" 2>&1
+		_rc=$?
+		_rx=$(($(_t cat "/sys/class/net/$_ta/statistics/rx_bytes") - _rx0))
+		if [ $_rc -eq 0 ] && [ "$_rx" -gt 1000000 ]; then
+			pass "$_s at $_a across the link: $(checks_line "$tmp/$_s.out"); $_rx bytes in at $_ta"
+		else
+			bad "$_s at $_a across the link (exit $_rc, $_rx bytes in at $_ta)"
+			grep -v '^libdat:' "$tmp/$_s.out" | tail -25
+		fi
+	done
+	ip netns pids "$_ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	ip netns del "$_ns"
+}
+
+if [ -z "$rdma" ] && want transport; then
+	echo
+	echo "== the transport-conformance suites across a link"
+	transport_across
+fi
 
 if want addresses; then
 	echo

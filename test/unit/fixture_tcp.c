@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -23,9 +24,13 @@
 
 static int tcp_setup(struct transport_fixture *f)
 {
-	int r = test_netns_with_loopback();
+	int r;
 
 	(void)f;
+	/* placed by make check-net, in the namespace it made */
+	if (getenv("TRANSPORT_TEST_ADDR"))
+		return 0;
+	r = test_netns_with_loopback();
 	if (r == 0)
 		fprintf(stderr, "test_transport_tcp: no network namespace of "
 			"its own (not root?): addresses are this host's\n");

@@ -11,7 +11,10 @@
  * same lock.  Waits are bounded by a deadline and only ever fail a test
  * that would otherwise hang; nothing sleeps to synchronise.
  *
- * TRANSPORT_TEST_ONLY=name[,name...] runs only those cases. */
+ * TRANSPORT_TEST_ONLY=name[,name...] runs only those cases.
+ * TRANSPORT_TEST_ADDR=A (and TRANSPORT_TEST_NETDEV=N) puts a fixture at
+ * 127.0.0.1 (and lo) at A (and N) instead: make check-net runs it at an
+ * address whose own connections cross a veth link. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <arpa/inet.h>
@@ -1973,6 +1976,52 @@ END_TEST
 
 /* ---- main ------------------------------------------------------------------------ */
 
+/* Replaces the first "from" in buf (of size len) by "to"; false when
+ * there is none or the result would not fit. */
+static bool replace_in(char *buf, size_t len, const char *from, const char *to)
+{
+	char out[256];
+	char *at = strstr(buf, from);
+	int n;
+
+	if (!at)
+		return false;
+	n = snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - buf), buf, to,
+		     at + strlen(from));
+	if (n < 0 || (size_t)n >= sizeof(out) || (size_t)n >= len)
+		return false;
+	memcpy(buf, out, (size_t)n + 1);
+	return true;
+}
+
+/* TRANSPORT_TEST_ADDR / TRANSPORT_TEST_NETDEV: 0, or the exit status. */
+static int move_fixture(struct transport_fixture *f)
+{
+	const char *addr = getenv("TRANSPORT_TEST_ADDR");
+	const char *netdev = getenv("TRANSPORT_TEST_NETDEV");
+
+	if (!addr || !*addr)
+		return 0;
+	if (!replace_in(f->params, sizeof(f->params), "127.0.0.1", addr) ||
+	    !replace_in(f->addr, sizeof(f->addr), "127.0.0.1", addr)) {
+		fprintf(stderr, "test_transport: TRANSPORT_TEST_ADDR: the %s "
+			"fixture is not at 127.0.0.1 (or %s is too long)\n",
+			f->name, addr);
+		return EXIT_FAILURE;
+	}
+	if (f->netdev_params[0] &&
+	    (!netdev || !*netdev ||
+	     !replace_in(f->netdev_params, sizeof(f->netdev_params), "lo",
+			 netdev))) {
+		fprintf(stderr, "test_transport: TRANSPORT_TEST_ADDR needs "
+			"TRANSPORT_TEST_NETDEV, the interface with that address\n");
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "test_transport: %s at %s (%s)\n", f->name, f->params,
+		f->netdev_params);
+	return 0;
+}
+
 /* TRANSPORT_TEST_ONLY=name[,name...] runs only those tests. */
 static bool wanted(const char *name)
 {
@@ -2034,6 +2083,8 @@ int main(void)
 	int failed, ret;
 
 	T = F->ops;
+	if ((ret = move_fixture(&fixture)) != 0)
+		return ret;
 	if (F->setup && (ret = F->setup(&fixture)) != 0)
 		return ret;
 	if (inet_pton(AF_INET, F->addr, &g_addr.sin_addr) != 1) {

@@ -593,6 +593,11 @@ fault() {
 	else
 		bad "$_ia, link $_kind (client exit $_rc)"
 		cat "$tmp/cli.err" "$tmp/srv.err"
+		if [ -n "$rdma" ]; then
+			# what the RDMA CM and the devices were left holding
+			rdma res show cm_id 2>&1 | head -20
+			dmesg 2>/dev/null | tail -10
+		fi
 	fi
 }
 

@@ -216,6 +216,7 @@ static DAT_EP_HANDLE connect_to(struct ia *x, struct sockaddr_storage *to, DAT_C
 	DAT_EVENT ev;
 	DAT_COUNT nmore;
 	DAT_RETURN rc;
+	uint64_t t0 = now_ms();
 
 	CHECK(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)to, qual, wait_us(), 0, NULL,
 			     DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
@@ -223,8 +224,9 @@ static DAT_EP_HANDLE connect_to(struct ia *x, struct sockaddr_storage *to, DAT_C
 	if (rc != DAT_SUCCESS)
 		die("dat_evd_wait(connect)", rc);
 	if (ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
-		fprintf(stderr, "net_fault: client: connecting: %s\n",
-			event_name(ev.event_number));
+		fprintf(stderr, "net_fault: client: connecting: %s after %llu ms\n",
+			event_name(ev.event_number),
+			(unsigned long long)(now_ms() - t0));
 		exit(1);
 	}
 	return ep;

@@ -441,18 +441,21 @@ fi
 start_server() {
 	rm -f "$tmp/srv.fifo"
 	mkfifo "$tmp/srv.fifo" || return 1
-	# 5>&- 6<&-: the client's pipes stay the script's alone, or a server
-	# started while the client runs would keep its input open
+	# exec 5>&- 6<&-: the client's pipes stay the script's alone, or a
+	# server started while the client runs would keep its input open.
+	# (A redirection on a function call is not enough: dash keeps a copy
+	# of the fd to restore afterwards, in the subshell that waits.)
 	# shellcheck disable=SC2086 # $fault_env is split on purpose
-	in_a $fault_env timeout 300 "$builddir/test/net/net_fault" server "$1-a" \
-		>"$tmp/srv.fifo" 2>>"$tmp/srv.err" 5>&- 6<&- &
+	( exec 5>&- 6<&-
+	  in_a $fault_env timeout 300 "$builddir/test/net/net_fault" server "$1-a" \
+		>"$tmp/srv.fifo" 2>>"$tmp/srv.err" ) &
 	srv_pid=$!
 	exec 7<"$tmp/srv.fifo"
 	srv_qual=
 	if IFS= read -r _l <&7; then
 		case $_l in "qual "*) srv_qual=${_l#qual } ;; esac
 	fi
-	cat <&7 >>"$tmp/srv.out" 5>&- 6<&- &
+	( exec 5>&- 6<&-; cat <&7 >>"$tmp/srv.out" ) &
 	exec 7<&-
 }
 
@@ -498,8 +501,14 @@ drop_all() {
 stop_server() {
 	{
 		if [ -n "$rdma" ]; then
-			# routed, the server's "host" is its processes
+			# routed, the server's "host" is its processes, gone
+			# (not only signalled) before the link comes back
 			pkill -9 -f "net_fault server "
+			_i=0
+			while pgrep -f "net_fault server " >/dev/null && [ $_i -lt 100 ]; do
+				sleep 0.1
+				_i=$((_i + 1))
+			done
 		else
 			ip netns pids "$ns_a" | xargs -r kill -9
 		fi
@@ -538,15 +547,34 @@ fault() {
 		return
 	fi
 	_t0=$(ms_now)
-	if [ "$_kind" = drop ]; then
+	# a vanishing host is cut off while its processes die, so that
+	# nothing they send on the way out arrives (the kernel sends it once
+	# the link is back: what is tested is a peer that died and a host
+	# that came back; silence is "drop").  On rxe by dropping rather than
+	# by taking the link down: a Soft-RoCE device whose CM sends a
+	# message (the dying server's DREQ) while its netdev is down puts its
+	# GSI QP in error for good (Linux 6.1 rxe_req.c, the "err" path sets
+	# req.state = QP_STATE_ERROR), and never answers a connection request
+	# again.  On siw by taking the link down: siw then ends its
+	# connections itself, while a QP destroyed with its socket still
+	# alive (dropped) can crash 6.1's siw when the socket later has room
+	# (siw_qp_llp_write_space calls siw_sq_start with cep->qp NULL).
+	_cut=link
+	[ "$_kind" = drop ] && _cut=drop
+	[ "$_kind" = vanish ] && [ "$rdma" = rxe ] && [ -n "$drop" ] && _cut=drop
+	if [ $_cut = drop ]; then
 		drop_all on
 	else
 		link_a down
 	fi
 	if [ "$_kind" = vanish ]; then
 		stop_server
-		link_a up
-		[ -n "$rdma" ] && routed_paths
+		if [ $_cut = drop ]; then
+			drop_all off
+		else
+			link_a up
+			[ -n "$rdma" ] && routed_paths
+		fi
 	fi
 	read_until "event *"
 	_t1=$(ms_now)

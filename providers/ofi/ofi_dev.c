@@ -193,8 +193,18 @@ static int parse_params(const char *params, char *prov, size_t provlen,
 	if (strchr(where, ':')) {
 		/* an IPv6 address; or an alias label ("eth0:1", which
 		 * getifaddrs lists), looked for below as before */
-		if (parse_ipv6(where, ss))
+		if (parse_ipv6(where, ss)) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+			if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) &&
+			    !s6->sin6_scope_id) {
+				say(why, whylen, "%s is a link-local IPv6 "
+				    "address: name its interface too, e.g. "
+				    "%s%%eth0", where, where);
+				return -EINVAL;
+			}
 			return check_local(ss, where, why, whylen);
+		}
 		memset(ss, 0, sizeof(*ss));
 		sin->sin_family = AF_INET;
 	}

@@ -122,6 +122,7 @@ static void ofi_open_cases(void)
 		   "2001:db8::77 is not an address of this host", NULL);
 	open_fails("tcp 2001:db8::77::1", -ENODEV,
 		   "neither an IPv4 or IPv6 address nor", NULL);
+	open_fails("tcp fe80::1", -EINVAL, "name its interface too", NULL);
 	open_fails("tcp", -EINVAL, "must be \"<libfabric provider>", NULL);
 	open_fails("tcp 127.0.0.1 extra", -EINVAL, "must be", NULL);
 	if (netdev_without_ipv4(name, sizeof(name))) {

@@ -259,7 +259,9 @@ struct dapl_tdev {
 	int epfd;                       /* progress fd: EQ, CQs, notify_fd, timer_fd, connq */
 	int notify_fd;                  /* eventfd: an SRQ limit, or more to do */
 	int timer_fd;                   /* re-check busy CQs (OFI_BUSY_TICK_NS) */
-	struct sockaddr_in addr;
+	/* the IA's address, AF_INET or AF_INET6 (port 0): every listener
+	 * and every connection's fid_ep is bound to it */
+	struct sockaddr_storage addr;
 	char prov[32];
 	char name[64];
 	char vendor[64];
@@ -472,6 +474,17 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 
 /* A libfabric return (negative FI_E*) as 0 or a negative errno. */
 int ofi_err(ssize_t ret);
+
+/* ---- addresses (ofi_dev.c) ------------------------------------------------------- */
+
+/* The size of an AF_INET or AF_INET6 sockaddr, 0 for another family. */
+size_t ofi_sa_len(int family);
+/* An address of len bytes that libfabric handed us, into *out when it is
+ * a whole IPv4 or IPv6 one (true); else *out is zeroed (false). */
+bool ofi_sa_copy(struct sockaddr_storage *out, const void *sa, size_t len);
+/* Sets the port of an AF_INET or AF_INET6 address (host order). */
+void ofi_sa_set_port(struct sockaddr_storage *ss, uint16_t port);
+uint16_t ofi_sa_port(const struct sockaddr_storage *ss);
 
 #pragma GCC visibility pop
 

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +63,77 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t ofi_sa_len(int family)
+{
+	if (family == AF_INET)
+		return sizeof(struct sockaddr_in);
+	if (family == AF_INET6)
+		return sizeof(struct sockaddr_in6);
+	return 0;
+}
+
+bool ofi_sa_copy(struct sockaddr_storage *out, const void *sa, size_t len)
+{
+	sa_family_t family;
+	size_t need;
+
+	memset(out, 0, sizeof(*out));
+	if (!sa || len < sizeof(family))
+		return false;
+	memcpy(&family, (const uint8_t *)sa +
+	       offsetof(struct sockaddr, sa_family), sizeof(family));
+	need = ofi_sa_len(family);
+	if (!need || len < need)
+		return false;
+	memcpy(out, sa, need);
+	return true;
+}
+
+void ofi_sa_set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+uint16_t ofi_sa_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+/* The address as text (no port). */
+static void addr_text(const struct sockaddr_storage *ss, char *buf,
+		      size_t len)
+{
+	const void *a = ss->ss_family == AF_INET6 ?
+		(const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr :
+		(const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	if (!inet_ntop(ss->ss_family, a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
 /* tcp's fi_getinfo takes any address; a listener would fail later. */
-static int check_local(const struct sockaddr_in *sin, const char *where,
+static int check_local(const struct sockaddr_storage *ss, const char *where,
 		       char *why, size_t whylen)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int ret = 0;
 
+	if (fd < 0 && ss->ss_family == AF_INET6 && errno == EAFNOSUPPORT) {
+		say(why, whylen, "%s is an IPv6 address, and this host has no "
+		    "IPv6", where);
+		return -EAFNOSUPPORT;
+	}
 	if (fd < 0)
 		return 0;       /* cannot tell; libfabric will say */
-	if (bind(fd, (const struct sockaddr *)sin, sizeof(*sin))) {
+	if (bind(fd, (const struct sockaddr *)ss,
+		 (socklen_t)ofi_sa_len(ss->ss_family))) {
 		ret = -errno;
 		say(why, whylen, "%s is not an address of this host (%s)",
 		    where, strerror(errno));
@@ -79,11 +142,33 @@ static int check_local(const struct sockaddr_in *sin, const char *where,
 	return ret;
 }
 
-/* "<provider> <IPv4 address | netdev>" */
+/* An IPv6 address in text (a link-local one with its zone,
+ * "fe80::1%eth0"), into *ss. */
+static bool parse_ipv6(const char *text, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints, *res = NULL;
+	bool ok;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET6;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST;
+	if (getaddrinfo(text, NULL, &hints, &res) || !res)
+		return false;
+	ok = ofi_sa_copy(ss, res->ai_addr, res->ai_addrlen) &&
+	     ss->ss_family == AF_INET6;
+	freeaddrinfo(res);
+	ofi_sa_set_port(ss, 0);
+	return ok;
+}
+
+/* "<provider> <IPv4 address | IPv6 address | netdev>"; a netdev gives
+ * its IPv4 address. */
 static int parse_params(const char *params, char *prov, size_t provlen,
-			struct sockaddr_in *sin, char *why, size_t whylen)
+			struct sockaddr_storage *ss, char *why, size_t whylen)
 {
 	char buf[256], *save = NULL, *p, *where, *extra;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 	struct ifaddrs *ifs, *ifa;
 	bool seen = false;
 
@@ -101,10 +186,28 @@ static int parse_params(const char *params, char *prov, size_t provlen,
 	}
 	strcpy(prov, p);
 
-	memset(sin, 0, sizeof(*sin));
+	memset(ss, 0, sizeof(*ss));
 	sin->sin_family = AF_INET;
 	if (inet_pton(AF_INET, where, &sin->sin_addr) == 1)
-		return check_local(sin, where, why, whylen);
+		return check_local(ss, where, why, whylen);
+	if (strchr(where, ':')) {
+		/* an IPv6 address; or an alias label ("eth0:1", which
+		 * getifaddrs lists), looked for below as before */
+		if (parse_ipv6(where, ss)) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+			if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) &&
+			    !s6->sin6_scope_id) {
+				say(why, whylen, "%s is a link-local IPv6 "
+				    "address: name its interface too, e.g. "
+				    "%s%%eth0", where, where);
+				return -EINVAL;
+			}
+			return check_local(ss, where, why, whylen);
+		}
+		memset(ss, 0, sizeof(*ss));
+		sin->sin_family = AF_INET;
+	}
 	if (getifaddrs(&ifs)) {
 		say(why, whylen, "cannot list network interfaces to find %s: %s",
 		    where, strerror(errno));
@@ -128,34 +231,36 @@ static int parse_params(const char *params, char *prov, size_t provlen,
 		    "or name another interface or address in ia_params", where);
 	else
 		say(why, whylen,
-		    "\"%s\" is neither an IPv4 address nor a network interface "
-		    "of this host", where);
+		    "\"%s\" is neither an IPv4 or IPv6 address nor a network "
+		    "interface of this host", where);
 	return -ENODEV;
 
 syntax:
 	say(why, whylen,
-	    "ia_params \"%s\" must be \"<libfabric provider> <IPv4 address or "
-	    "interface>\", e.g. \"tcp 127.0.0.1\" or \"tcp eth0\"",
-	    params ? params : "");
+	    "ia_params \"%s\" must be \"<libfabric provider> <IPv4 or IPv6 "
+	    "address or interface>\", e.g. \"tcp 127.0.0.1\", \"tcp ::1\" or "
+	    "\"tcp eth0\"", params ? params : "");
 	return -EINVAL;
 }
 
 static struct fi_info *make_hints(const char *prov,
-				  const struct sockaddr_in *sin)
+				  const struct sockaddr_storage *ss)
 {
 	struct fi_info *h = fi_allocinfo();
+	size_t len = ofi_sa_len(ss->ss_family);
 
 	if (!h)
 		return NULL;
 	h->fabric_attr->prov_name = strdup(prov);
-	h->src_addr = malloc(sizeof(*sin));
+	h->src_addr = malloc(len);
 	if (!h->fabric_attr->prov_name || !h->src_addr) {
 		fi_freeinfo(h);
 		return NULL;
 	}
-	memcpy(h->src_addr, sin, sizeof(*sin));
-	h->src_addrlen = sizeof(*sin);
-	h->addr_format = FI_SOCKADDR_IN;
+	memcpy(h->src_addr, ss, len);
+	h->src_addrlen = len;
+	h->addr_format = ss->ss_family == AF_INET6 ? FI_SOCKADDR_IN6 :
+			 FI_SOCKADDR_IN;
 	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
 		  FI_REMOTE_WRITE;
@@ -173,16 +278,16 @@ static struct fi_info *make_hints(const char *prov,
  * 3 ...).  tcp 1.17 answers the modern mode with mr_mode 0, which would
  * mean offset addressing: the domain is opened with FI_MR_VIRT_ADDR set
  * again, which it honours. */
-static int get_info(const char *prov, const struct sockaddr_in *sin,
+static int get_info(const char *prov, const struct sockaddr_storage *ss,
 		    struct fi_info **info, bool *own_keys, char *why,
 		    size_t whylen)
 {
 	struct fi_info *h, *any = NULL;
-	char addr[INET_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN];
 	int ret;
 
-	inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
-	h = make_hints(prov, sin);
+	addr_text(ss, addr, sizeof(addr));
+	h = make_hints(prov, ss);
 	if (!h) {
 		say(why, whylen, "out of memory");
 		return -ENOMEM;
@@ -241,7 +346,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 {
 	struct fi_eq_attr eqa;
 	struct dapl_tdev *dev;
-	char addr[INET_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN];
 	uint32_t v;
 	int ret;
 
@@ -283,9 +388,19 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		       whylen);
 	if (ret)
 		goto err;
-	if (dev->info->src_addr &&
-	    dev->info->src_addrlen >= sizeof(struct sockaddr_in))
-		((struct sockaddr_in *)dev->info->src_addr)->sin_port = 0;
+	/* the address it answered with (ours) with no port: fid_eps bind
+	 * to it, a listener sets its own port with fi_setname */
+	if (dev->info->src_addr) {
+		struct sockaddr_storage src;
+
+		if (ofi_sa_copy(&src, dev->info->src_addr,
+				dev->info->src_addrlen) &&
+		    src.ss_family == dev->addr.ss_family) {
+			ofi_sa_set_port(&src, 0);
+			memcpy(dev->info->src_addr, &src,
+			       ofi_sa_len(src.ss_family));
+		}
+	}
 	dev->info_srx = fi_dupinfo(dev->info);
 	if (!dev->info_srx) {
 		say(why, whylen, "out of memory");
@@ -339,7 +454,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		goto err;
 	}
 
-	inet_ntop(AF_INET, &dev->addr.sin_addr, addr, sizeof(addr));
+	addr_text(&dev->addr, addr, sizeof(addr));
 	snprintf(dev->name, sizeof(dev->name), "ofi %s %s",
 		 dev->info->fabric_attr->prov_name, addr);
 	v = fi_version();

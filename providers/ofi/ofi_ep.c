@@ -102,22 +102,31 @@ void ofi_ep_teardown(struct dapl_tep *ep)
 	ofi_ep_unlock_cqs(ep);
 }
 
+/* fi_getname or fi_getpeer of fep into *out: a whole address of the
+ * IA's family, or zeros. */
+static void ep_name(struct dapl_tep *ep, struct fid_ep *fep, bool peer,
+		    struct sockaddr_storage *out)
+{
+	struct sockaddr_storage buf;
+	size_t len = sizeof(buf);
+	int ret;
+
+	memset(&buf, 0, sizeof(buf));
+	ret = peer ? fi_getpeer(fep, &buf, &len) :
+		     fi_getname(&fep->fid, &buf, &len);
+	if (ret || len > sizeof(buf) || !ofi_sa_copy(out, &buf, len) ||
+	    out->ss_family != ep->dev->addr.ss_family)
+		memset(out, 0, sizeof(*out));
+}
+
 void ofi_ep_established(struct dapl_tep *ep)
 {
-	size_t len;
-
 	ofi_ep_lock_cqs(ep);
 	ep->state = OFI_EP_CONNECTED;
 	ofi_ep_unlock_cqs(ep);
 
-	memset(&ep->local, 0, sizeof(ep->local));
-	memset(&ep->peer, 0, sizeof(ep->peer));
-	len = sizeof(ep->local);
-	if (fi_getname(&ep->fep->fid, &ep->local, &len))
-		memset(&ep->local, 0, sizeof(ep->local));
-	len = sizeof(ep->peer);
-	if (fi_getpeer(ep->fep, &ep->peer, &len))
-		memset(&ep->peer, 0, sizeof(ep->peer));
+	ep_name(ep, ep->fep, false, &ep->local);
+	ep_name(ep, ep->fep, true, &ep->peer);
 	ep->have_addrs = true;
 }
 
@@ -330,7 +339,7 @@ int ofi_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		uint16_t ord)
 {
 	struct dapl_tdev *dev = ep->dev;
-	struct sockaddr_in sin;
+	struct sockaddr_storage to;
 	struct fid_ep *fep;
 	bool made;
 	int ret;
@@ -339,10 +348,16 @@ int ofi_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	(void)ord;
 	if (len > OFI_CM_DATA_MAX || (len && !pdata))
 		return -EINVAL;
-	if (!addr || addr->sa_family != AF_INET)
+	if (!addr || !ofi_sa_len(addr->sa_family))
 		return -EAFNOSUPPORT;
-	memcpy(&sin, addr, sizeof(sin));
-	sin.sin_port = htons(port);
+	/* Every fid_ep is bound to the IA's address (dev->info's src_addr):
+	 * an IPv4 IA has no way to an IPv6 peer, nor an IPv6 IA to an IPv4
+	 * one.  The core reports it as the attempt's UNREACHABLE. */
+	if (addr->sa_family != dev->addr.ss_family)
+		return -ENETUNREACH;
+	memset(&to, 0, sizeof(to));
+	memcpy(&to, addr, ofi_sa_len(addr->sa_family));
+	ofi_sa_set_port(&to, port);
 
 	pthread_mutex_lock(&dev->lock);
 	if (ep->state == OFI_EP_CONNECTING || ep->state == OFI_EP_CONNECTED) {
@@ -353,7 +368,7 @@ int ofi_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	ret = open_fid(ep, ep->srq ? dev->info_srx : dev->info, &fep, &made);
 	if (ret)
 		goto out;
-	ret = ofi_err(fi_connect(fep, &sin, pdata, len));
+	ret = ofi_err(fi_connect(fep, &to, pdata, len));
 	if (ret) {
 		fi_close(&fep->fid);
 		goto out;

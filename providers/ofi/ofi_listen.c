@@ -92,18 +92,27 @@ static int blocked_read_fd(int tid)
 /* fd is a connection accepted on one of our listening ports. */
 static bool accepted_here(const struct dapl_tdev *dev, int fd)
 {
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
 	int v = 0;
 	socklen_t vlen = sizeof(v);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &vlen) || v)
 		return false;   /* not a socket, or the listening one */
-	if (getsockname(fd, (struct sockaddr *)&sin, &len) ||
-	    len < sizeof(sin) || sin.sin_family != AF_INET)
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) ||
+	    ss.ss_family != dev->addr.ss_family ||
+	    len < ofi_sa_len(ss.ss_family))
 		return false;
-	return sin.sin_addr.s_addr == dev->addr.sin_addr.s_addr &&
-	       port_listed(dev, ntohs(sin.sin_port));
+	if (ss.ss_family == AF_INET6) {
+		if (memcmp(&((struct sockaddr_in6 *)&ss)->sin6_addr,
+			   &((const struct sockaddr_in6 *)&dev->addr)->sin6_addr,
+			   sizeof(struct in6_addr)))
+			return false;
+	} else if (((struct sockaddr_in *)&ss)->sin_addr.s_addr !=
+		   ((const struct sockaddr_in *)&dev->addr)->sin_addr.s_addr) {
+		return false;
+	}
+	return port_listed(dev, ofi_sa_port(&ss));
 }
 
 static void watch_arm(struct dapl_tdev *dev, uint64_t ns)
@@ -225,8 +234,8 @@ static void take_request(struct dapl_tdev *dev, struct fi_eq_cm_entry *e,
 		datalen = sizeof(conn->pdata);
 	memcpy(conn->pdata, e->data, datalen);
 	conn->pdata_len = datalen;
-	if (e->info->dest_addr && e->info->dest_addrlen <= sizeof(conn->peer))
-		memcpy(&conn->peer, e->info->dest_addr, e->info->dest_addrlen);
+	/* who asks: a whole IPv4 or IPv6 address, else none (zeros) */
+	ofi_sa_copy(&conn->peer, e->info->dest_addr, e->info->dest_addrlen);
 	conn->next = l->conns;
 	l->conns = conn;
 	if (dev->reqq_tail)
@@ -439,7 +448,7 @@ void ofi_listen_fini(struct dapl_tdev *dev)
 
 int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **lp)
 {
-	struct sockaddr_in sin = dev->addr;
+	struct sockaddr_storage ss = dev->addr, got;
 	struct dapl_tlisten *l;
 	size_t len;
 	int ret;
@@ -448,7 +457,7 @@ int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **lp)
 	if (!l)
 		return -ENOMEM;
 	l->dev = dev;
-	sin.sin_port = htons(*port);
+	ofi_sa_set_port(&ss, *port);
 
 	pthread_mutex_lock(&dev->lock);
 	ret = threads_start(dev);
@@ -459,14 +468,20 @@ int ofi_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **lp)
 		goto err;
 	ret = ofi_err(fi_pep_bind(l->pep, &dev->leq->fid, 0));
 	if (!ret)       /* the bind: -EADDRINUSE when the port is taken */
-		ret = ofi_err(fi_setname(&l->pep->fid, &sin, sizeof(sin)));
-	len = sizeof(sin);
+		ret = ofi_err(fi_setname(&l->pep->fid, &ss,
+					 ofi_sa_len(ss.ss_family)));
+	len = sizeof(ss);
 	if (!ret)
-		ret = ofi_err(fi_getname(&l->pep->fid, &sin, &len));
+		ret = ofi_err(fi_getname(&l->pep->fid, &ss, &len));
+	/* the port it was given, from a whole address of our family */
+	if (!ret && (len > sizeof(ss) || !ofi_sa_copy(&got, &ss, len) ||
+		     got.ss_family != dev->addr.ss_family ||
+		     ofi_sa_port(&got) == 0))
+		ret = -EIO;
 	if (ret)
 		goto err_pep;
 	/* known to the watchdog before the first connection can arrive */
-	l->port = ntohs(sin.sin_port);
+	l->port = ofi_sa_port(&got);
 	port_mark(dev, l->port, true);
 	ret = ofi_err(fi_listen(l->pep));
 	if (ret) {

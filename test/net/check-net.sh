@@ -11,8 +11,8 @@
 #  - dapltest: regress.sh, -T T with every DTO kind, -T P blocking and
 #    polling, the server in a and the client in b; -T L in b;
 #  - the addresses users see (dat_ia_query, dat_cr_query, dat_ep_query on
-#    both sides, dat_conn_demo) over IPv4 on both providers and over IPv6
-#    on tcp (tcp6-a, tcp6-b);
+#    both sides, dat_conn_demo) over IPv4 and over IPv6 on both providers
+#    (tcp6-a, tcp6-b, ofi-tcp6-a, ofi-tcp6-b);
 #  - link faults (net_fault): the link taken down mid-stream and left
 #    down, every packet silently dropped both ways (iptables DROP rules in
 #    both namespaces), and the server's host "vanishing" (link down, its
@@ -212,12 +212,14 @@ for ia in $ias; do
 		esac >>"$conf"
 	done
 done
-# tcp over IPv6 as well
-line=$(grep "^tcp " "$conf_in" | head -1)
-if [ -z "$rdma" ] && [ -n "$line" ]; then
-	printf '%s\n' "$line" | sed -e "s/^tcp /tcp6-a /" -e "s/127\.0\.0\.1/$addr6_a/" >>"$conf"
-	printf '%s\n' "$line" | sed -e "s/^tcp /tcp6-b /" -e "s/127\.0\.0\.1/$addr6_b/" >>"$conf"
-fi
+# tcp and ofi-tcp over IPv6 as well
+for ia in tcp ofi-tcp; do
+	line=$(grep "^$ia " "$conf_in" | head -1)
+	if [ -z "$rdma" ] && [ -n "$line" ]; then
+		printf '%s\n' "$line" | sed -e "s/^$ia /${ia}6-a /" -e "s/127\.0\.0\.1/$addr6_a/" >>"$conf"
+		printf '%s\n' "$line" | sed -e "s/^$ia /${ia}6-b /" -e "s/127\.0\.0\.1/$addr6_b/" >>"$conf"
+	fi
+done
 cat "$conf"
 
 # on_a / on_b CMD...: a command in the server's / the client's namespace
@@ -432,7 +434,9 @@ if want addresses; then
 	for ia in $ias; do
 		grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr_a" "$addr_b"
 	done
-	grep -q "^tcp6-a " "$conf" && addresses tcp6 "$addr6_a" "$addr6_b"
+	for ia in tcp6 ofi-tcp6; do
+		grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr6_a" "$addr6_b"
+	done
 fi
 
 

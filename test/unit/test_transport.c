@@ -125,18 +125,23 @@ static void *pump(void *arg)
 	return NULL;
 }
 
-static void start_dev(void)
+static void start_dev_on(const char *params)
 {
 	char why[256] = "";
 	int ret;
 
-	ret = T->dev_open(F->params, &h.dev, why, sizeof(why));
-	ck_assert_msg(ret == 0, "dev_open(%s): %d %s", F->params, ret, why);
+	ret = T->dev_open(params, &h.dev, why, sizeof(why));
+	ck_assert_msg(ret == 0, "dev_open(%s): %d %s", params, ret, why);
 	h.nev = 0;
 	h.stop_fd = eventfd(0, EFD_CLOEXEC);
 	ck_assert_int_ge(h.stop_fd, 0);
 	ck_assert_int_eq(pthread_create(&h.thr, NULL, pump, NULL), 0);
 	h.running = true;
+}
+
+static void start_dev(void)
+{
+	start_dev_on(F->params);
 }
 
 static void stop_pump(void)
@@ -1974,6 +1979,138 @@ START_TEST(progress_fd_is_quiet_when_idle)
 }
 END_TEST
 
+/* ---- IPv6 -------------------------------------------------------------------------- */
+
+static void expect_in6(const struct sockaddr_storage *ss,
+		       const struct in6_addr *want, const char *what)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	char text[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET6, &s6->sin6_addr, text, sizeof(text));
+	ck_assert_msg(s6->sin6_family == AF_INET6 &&
+		      !memcmp(&s6->sin6_addr, want, sizeof(*want)),
+		      "%s: family %d address %s, wanted IPv6 %s", what,
+		      s6->sin6_family, text, F->addr6);
+}
+
+/* An address of the family the device has not: UNREACHABLE, refused
+ * at once (the core then reports it) or as the attempt's event; never
+ * REJECTED by whatever listens or not there. */
+static void other_family_unreachable(struct side *a, const struct sockaddr *to,
+				     uint16_t port)
+{
+	struct evc c;
+	int ret = connect_to(a->ep, to, port, "x", 1);
+
+	if (ret) {
+		ck_assert_msg(ret == -ENETUNREACH, "connect to another family: "
+			      "%d, wanted -ENETUNREACH (UNREACHABLE)", ret);
+		return;
+	}
+	c = take(a->ep, DAPL_TCM_UNREACHABLE);
+	ck_assert_int_lt(c.ev.status, 0);
+}
+
+/* A device on the fixture's IPv6 address: dev_query, the request's
+ * peer, ep_addrs and data, all in IPv6; with TF_ONE_FAMILY an IPv4
+ * address is unreachable from it, and the other way round. */
+START_TEST(ipv6_connection)
+{
+	struct sockaddr_in6 to6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_storage al, ap, bl, bp, req;
+	struct dapl_tdev_attr attr;
+	struct dapl_tlisten *l;
+	struct side a, b;
+	struct buf sa, rb;
+	struct dapl_tsge s;
+	uint16_t port;
+	struct evc c;
+
+	ck_assert_int_eq(inet_pton(AF_INET6, F->addr6, &to6.sin6_addr), 1);
+	start_dev_on(F->params6);
+	ck_assert_int_eq(T->dev_query(h.dev, &attr), 0);
+	expect_in6(&attr.addr, &to6.sin6_addr, "dev_query");
+	ck_assert_uint_eq(((struct sockaddr_in6 *)&attr.addr)->sin6_port, 0);
+
+	l = do_listen(&port);
+	side_make(&a, 8, 8, false);
+	side_make(&b, 8, 8, false);
+	ck_assert_int_eq(connect_to(a.ep, (struct sockaddr *)&to6, port,
+				    "six", 3), 0);
+	c = take(l, DAPL_TCM_CONNECT_REQUEST);
+	expect_pdata(&c, "six", 3, g_attr.max_pdata_connect);
+	req = c.ev.peer;
+	expect_in6(&req, &to6.sin6_addr, "the request's peer");
+	ck_assert_int_eq(do_accept(c.ev.conn, b.ep, "ok", 2), 0);
+	c = take(a.ep, DAPL_TCM_ESTABLISHED);
+	expect_pdata(&c, "ok", 2, g_attr.max_pdata_accept);
+	take(b.ep, DAPL_TCM_ESTABLISHED);
+
+	ck_assert_int_eq(T->ep_addrs(a.ep, &al, &ap), 0);
+	ck_assert_int_eq(T->ep_addrs(b.ep, &bl, &bp), 0);
+	expect_in6(&al, &to6.sin6_addr, "the active side's own");
+	expect_in6(&ap, &to6.sin6_addr, "the active side's peer");
+	expect_in6(&bl, &to6.sin6_addr, "the passive side's own");
+	expect_in6(&bp, &to6.sin6_addr, "the passive side's peer");
+	ck_assert_uint_eq(ntohs(((struct sockaddr_in6 *)&ap)->sin6_port), port);
+	ck_assert_uint_eq(ntohs(((struct sockaddr_in6 *)&bl)->sin6_port), port);
+	ck_assert_uint_eq(((struct sockaddr_in6 *)&al)->sin6_port,
+			  ((struct sockaddr_in6 *)&bp)->sin6_port);
+	ck_assert_uint_eq(((struct sockaddr_in6 *)&req)->sin6_port,
+			  ((struct sockaddr_in6 *)&al)->sin6_port);
+
+	/* data moves */
+	buf_make(&sa, a.pd, 64, ALL_ACCESS);
+	buf_make(&rb, b.pd, 64, ALL_ACCESS);
+	fill(sa.p, 64, 6);
+	s = sge_of(&rb, 0, 64);
+	ck_assert_int_eq(T->post_recv(b.ep, &s, 1, 61), 0);
+	s = sge_of(&sa, 0, 64);
+	ck_assert_int_eq(T->post_send(a.ep, &s, 1, 62, DAPL_TPOST_SIGNALED), 0);
+	expect_wc(a.scq, 62, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 64);
+	expect_wc(b.rcq, 61, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 64);
+	ck_assert_int_eq(memcmp(sa.p, rb.p, 64), 0);
+	buf_free(&sa);
+	buf_free(&rb);
+
+	ck_assert_int_eq(do_disconnect(a.ep), 0);
+	take(a.ep, DAPL_TCM_DISCONNECTED);
+	take(b.ep, DAPL_TCM_DISCONNECTED);
+
+	if (behaves(TF_ONE_FAMILY)) {
+		/* nothing listens at the IPv4 address: a socket of the other
+		 * family would be refused there, this one cannot get there */
+		struct sockaddr_in to4 = g_addr;
+
+		other_family_unreachable(&a, (struct sockaddr *)&to4, port);
+		/* and it connects over IPv6 afterwards */
+		side_free(&b);
+		side_make(&b, 8, 8, false);
+		ck_assert_int_eq(connect_to(a.ep, (struct sockaddr *)&to6,
+					    port, "again", 5), 0);
+		c = take(l, DAPL_TCM_CONNECT_REQUEST);
+		ck_assert_int_eq(do_accept(c.ev.conn, b.ep, NULL, 0), 0);
+		take(a.ep, DAPL_TCM_ESTABLISHED);
+		take(b.ep, DAPL_TCM_ESTABLISHED);
+	}
+	side_free(&a);
+	side_free(&b);
+	do_unlisten(l);
+	stop_dev();
+
+	if (behaves(TF_ONE_FAMILY)) {
+		/* an IPv4 device cannot reach the IPv6 address either, where
+		 * nothing listens now */
+		start_dev();
+		side_make(&a, 8, 8, false);
+		other_family_unreachable(&a, (struct sockaddr *)&to6, port);
+		side_free(&a);
+		stop_dev();
+	}
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------------------ */
 
 /* Replaces the first "from" in buf (of size len) by "to"; false when
@@ -2071,6 +2208,8 @@ static Suite *suite(void)
 	ADD(tc, concurrent_ping_pong);
 	ADD(tc, shared_receive_queue);
 	ADD(tc, progress_fd_is_quiet_when_idle);
+	if (F->params6[0])
+		ADD(tc, ipv6_connection);
 	suite_add_tcase(s, tc);
 	return s;
 }

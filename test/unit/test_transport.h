@@ -35,6 +35,10 @@ enum {
 	 * network (iWARP), not once the peer placed it: one the peer then
 	 * refuses may already have completed with success. */
 	TF_LOCAL_COMPLETION = 1u << 5,
+	/* Connections leave from the device's own address: one to an
+	 * address of the other family (IPv4 / IPv6) is UNREACHABLE
+	 * (libfabric tcp binds its endpoints). */
+	TF_ONE_FAMILY = 1u << 6,
 };
 
 /* One way of running the memory-window case. */
@@ -59,6 +63,10 @@ struct transport_fixture {
 	char params[160];
 	char addr[64];
 	char netdev_params[160];
+	/* ia_params of a device on an IPv6 address of this host and that
+	 * address ("": none), for the ipv6_connection case. */
+	char params6[160];
+	char addr6[64];
 	/* dev_query's flags: exactly caps, apart from the DAPL_TDEV_* bits in
 	 * caps_vary (those depend on the device or the environment). */
 	uint32_t caps, caps_vary;

@@ -30,6 +30,7 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipv6-addrs.XXXXXX") || exit 1
 server_pid=
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
 	if [ -n "$server_pid" ]; then
 		kill "$server_pid" 2>/dev/null

@@ -563,7 +563,7 @@ fault() {
 	# connections itself, while a QP destroyed with its socket still
 	# alive (dropped) can crash 6.1's siw when the socket later has room
 	# (siw_qp_llp_write_space calls siw_sq_start with cep->qp NULL).
-	_cut=link
+	_cut=down
 	[ "$_kind" = drop ] && _cut=drop
 	[ "$_kind" = vanish ] && [ "$rdma" = rxe ] && [ -n "$drop" ] && _cut=drop
 	if [ $_cut = drop ]; then

@@ -73,6 +73,12 @@ struct bench_ops {
 	 * and waits for the disconnect.  The connection that carries the
 	 * patterns is not touched. */
 	void (*setup)(struct bench_conn *c, int client, size_t pdata);
+	/* n more connections between the same two sides, on the same
+	 * completion queues (EVDs), idle for the whole run: what a scan of
+	 * every endpoint costs shows in each pattern (-e).  The client
+	 * connects them one by one, the server accepts; close ends them.
+	 * NULL: the stack has none (sockets). */
+	void (*idle)(struct bench_conn *c, int client, int n);
 	/* Tears the connection down; 0 or -1 (a message was printed). */
 	int (*close)(struct bench_conn *c, int client);
 	/* 1: a byte stream with its own flow control, a Send can never find

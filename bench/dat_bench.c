@@ -61,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,7 @@
 
 #define MAX_SIZES 8
 #define MAX_REPS 21
+#define MAX_IDLE 4096           /* -e */
 #define MAX_IAS 3
 #define MAX_STACKS (MAX_IAS + 2)
 #define STUCK_S 30              /* one measurement longer than this is a hang */
@@ -121,6 +123,7 @@ static struct {
 	int kinds[NKIND];
 	size_t cm_hdr;
 	int raw_dc;
+	int idle;               /* -e */
 	int verbose;
 	int quiet;
 } opt = {
@@ -244,6 +247,8 @@ struct dat_conn {
 	DAT_PZ_HANDLE pz;
 	DAT_PSP_HANDLE psp;
 	DAT_EP_HANDLE ep;
+	DAT_EP_HANDLE *idle;            /* -e: idle connections' EPs */
+	int nidle;
 	DAT_LMR_HANDLE lmr;
 	DAT_LMR_CONTEXT lmr_ctx;
 	DAT_RMR_CONTEXT rmr_ctx;
@@ -473,6 +478,67 @@ static void dat_setup(struct bench_conn *c, int client, size_t pdata)
 	DCHECK(dat_ep_free(ep));
 }
 
+static void dat_idle(struct bench_conn *c, int client, int n)
+{
+	struct dat_conn *d = dc_of(c);
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	int i;
+
+	d->idle = calloc((size_t)n, sizeof(d->idle[0]));
+	if (!d->idle)
+		bench_die(BENCH_EXIT_FAIL, "out of memory");
+	for (i = 0; i < n; i++) {
+		DCHECK(dat_ep_create(d->ia, d->pz, d->rcv_evd, d->req_evd,
+				     d->setup_evd, NULL, &d->idle[i]));
+		d->nidle++;
+		if (client) {
+			DCHECK(dat_ep_connect(d->idle[i],
+					      (DAT_IA_ADDRESS_PTR)&d->srv_addr, d->qual,
+					      (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, 0, NULL,
+					      DAT_QOS_BEST_EFFORT,
+					      DAT_CONNECT_DEFAULT_FLAG));
+		} else {
+			dat_wait_event(d->cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev,
+				       "idle EPs: waiting for a connection request");
+			cr = ev.event_data.cr_arrival_event_data.cr_handle;
+			DCHECK(dat_cr_accept(cr, d->idle[i], 0, NULL));
+		}
+		dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
+			       "idle EPs: waiting for ESTABLISHED");
+	}
+}
+
+/* The client ends the idle connections; both sides see them end. */
+static int dat_idle_close(struct dat_conn *d, int client)
+{
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+	int i, bad = 0;
+
+	if (client)
+		for (i = 0; i < d->nidle; i++)
+			if (dat_ep_disconnect(d->idle[i], DAT_CLOSE_GRACEFUL_FLAG) !=
+			    DAT_SUCCESS)
+				bad = 1;
+	for (i = 0; i < d->nidle && !bad; i++) {
+		memset(&ev, 0, sizeof(ev));
+		if (dat_evd_wait(d->setup_evd, (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u, 1,
+				 &ev, &nmore) != DAT_SUCCESS ||
+		    ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED)
+			bad = 1;
+	}
+	for (i = 0; i < d->nidle; i++)
+		if (dat_ep_free(d->idle[i]) != DAT_SUCCESS)
+			bad = 1;
+	if (bad)
+		bench_warn("DAT teardown: the idle connections did not all end");
+	free(d->idle);
+	d->idle = NULL;
+	d->nidle = 0;
+	return bad;
+}
+
 static int dat_close(struct bench_conn *c, int client)
 {
 	struct dat_conn *d = dc_of(c);
@@ -492,6 +558,8 @@ static int dat_close(struct bench_conn *c, int client)
 		} \
 	} while (0)
 
+	if (d->nidle && dat_idle_close(d, client))
+		bad = 1;
 	if (client)
 		SOFT(dat_ep_disconnect(d->ep, DAT_CLOSE_GRACEFUL_FLAG));
 	memset(&ev, 0, sizeof(ev));
@@ -533,6 +601,7 @@ static const struct bench_ops dat_ops = {
 	.mem_wait_begin = dat_mem_wait_nop,
 	.mem_wait_end = dat_mem_wait_nop,
 	.setup = dat_setup,
+	.idle = dat_idle,
 	.close = dat_close,
 };
 
@@ -1213,6 +1282,8 @@ static int server_main(int pipe_fd)
 			break;
 		}
 		conns[k] = &conn[k];
+		if (opt.idle && conns[k]->ops->idle)
+			conns[k]->ops->idle(conns[k], 0, opt.idle);
 	}
 	alarm(0);
 
@@ -1387,6 +1458,8 @@ static void report(struct bench_conn *conns[MAX_STACKS])
 					}
 					printf("bench: pattern=%s wait=%s size=%zu", pat_name[pat],
 					       wait_name[w], opt.sizes[si]);
+					if (opt.idle)
+						printf(" idle=%d", opt.idle);
 					/* dat_ and raw_ always, as before there were more */
 					print_kv("dat", unit, dat0 >= 0 ? med[dat0] : NAN);
 					for (k = 0; k < nstacks; k++)
@@ -1460,6 +1533,8 @@ static int client_main(int pipe_fd)
 			break;
 		}
 		conns[k] = &conn[k];
+		if (opt.idle && conns[k]->ops->idle)
+			conns[k]->ops->idle(conns[k], 1, opt.idle);
 	}
 	alarm(0);
 
@@ -1487,7 +1562,7 @@ static void usage(int status)
 	fprintf(status ? stderr : stdout,
 		"usage: dat_bench [-n iters] [-s sizes] [-r reps] [-w window] [-c srvcpu,clicpu]\n"
 		"                 [-p patterns] [-m waits] [-i ia[,ia...]] [-t stacks] [-H bytes]\n"
-		"                 [-W dc|tx] [-R|-D] [-Q] [-v]\n"
+		"                 [-W dc|tx] [-e n] [-R|-D] [-Q] [-v]\n"
 		"  -n iters     latency iterations per run with busy-polling (default %ld;\n"
 		"               blocking runs and connection setup do iters/4; streaming\n"
 		"               sends ~256 MiB, between iters and 3*iters messages)\n"
@@ -1509,12 +1584,15 @@ static void usage(int status)
 		"  -W dc|tx     raw Send/RDMA Write completion: dc = placed at the target\n"
 		"               (FI_DELIVERY_COMPLETE, as libdat; default), tx = handed to\n"
 		"               the kernel (like libdat with DAPL_OFI_COMPLETION=transmit)\n"
+		"  -e n         n more connections per stack, idle, on the same EVDs/CQs\n"
+		"               as the measured one (DAT and raw; default 0, max %d)\n"
 		"  -R           raw libfabric only (-t raw)\n"
 		"  -D           DAT only (-t dat; for profiling libdat)\n"
 		"  -Q           do not wait for a quiet machine before each measurement\n"
 		"               (by default up to 0.5 s each, 6 s in all, for < 15%% CPU busy)\n"
 		"  -v           print every run's value on stderr\n",
-		opt.iters, opt.reps, MAX_REPS, opt.window, CONNECT_PDATA, MAX_IAS, CM_HDR);
+		opt.iters, opt.reps, MAX_REPS, opt.window, CONNECT_PDATA, MAX_IAS, CM_HDR,
+		MAX_IDLE);
 	exit(status);
 }
 
@@ -1669,7 +1747,7 @@ static void parse_opts(int argc, char **argv)
 	int c, raw_only = 0, dat_only = 0;
 	long v;
 
-	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:H:W:RDQvh")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:H:W:e:RDQvh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.iters = strtol(optarg, &end, 10);
@@ -1700,6 +1778,11 @@ static void parse_opts(int argc, char **argv)
 		case 'w':
 			opt.window = (int)strtol(optarg, &end, 10);
 			if (*end || opt.window < 1 || opt.window > 512)
+				usage(2);
+			break;
+		case 'e':
+			opt.idle = (int)strtol(optarg, &end, 10);
+			if (*end || opt.idle < 0 || opt.idle > MAX_IDLE)
 				usage(2);
 			break;
 		case 'c':
@@ -1831,6 +1914,18 @@ int main(int argc, char **argv)
 		       opt.kinds[K_SOCK] ? "; sockets send that plus -H bytes" : "");
 	if (opt.kinds[K_DAT] && !ov)
 		printf("dat_bench: note: DAT_OVERRIDE is not set; the installed dat.conf is used\n");
+	if (opt.idle) {
+		/* every idle connection is a socket or two on each side, for
+		 * each stack: more than the usual soft limit of 1024 fds */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		printf("dat_bench: %d more connections per stack, idle, on the same "
+		       "EVDs/CQs as the measured one\n", opt.idle);
+	}
 	fflush(stdout);
 
 	if (pipe(fds))

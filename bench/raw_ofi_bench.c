@@ -69,6 +69,9 @@ struct raw_conn {
 	_Alignas(8) uint8_t connreq[RAW_CM_BUF];
 	size_t connreq_len;
 	struct fid_ep *ep;
+	struct fid_ep **idle;           /* -e: idle connections' endpoints */
+	struct fi_info **idle_info;     /* server: their CONNREQs' */
+	int nidle;
 	struct fid_cq *txcq, *rxcq;
 	struct fid_mr *mr;
 	void *desc;
@@ -584,11 +587,51 @@ static void raw_setup(struct bench_conn *c, int client, size_t pdata)
 	fi_freeinfo(info);
 }
 
+/* n more connections on the same domain, EQ and CQs, idle: the server
+ * accepts what the client connects, one by one.  (The setup pattern's
+ * server takes every CONNREQ on this EQ as its own: none may be left.) */
+static void raw_idle(struct bench_conn *c, int client, int n)
+{
+	struct raw_conn *r = rc_of(c);
+	_Alignas(8) uint8_t buf[RAW_CM_BUF];
+	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
+	size_t len;
+	int i;
+
+	r->idle = calloc((size_t)n, sizeof(r->idle[0]));
+	r->idle_info = calloc((size_t)n, sizeof(r->idle_info[0]));
+	if (!r->idle || !r->idle_info)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	for (i = 0; i < n; i++) {
+		if (client) {
+			r->idle[i] = setup_ep(r, r->info);
+			r->nidle++;
+			FI_CHECK(fi_connect(r->idle[i], r->info->dest_addr, NULL, 0));
+		} else {
+			eq_expect(r->eq, FI_CONNREQ, buf, &len);
+			r->idle_info[i] = ent->info;
+			r->idle[i] = setup_ep(r, ent->info);
+			r->nidle++;
+			FI_CHECK(fi_accept(r->idle[i], NULL, 0));
+		}
+		eq_expect(r->eq, FI_CONNECTED, buf, &len);
+	}
+}
+
 static int raw_close(struct bench_conn *c, int client)
 {
 	struct raw_conn *r = rc_of(c);
+	int i;
 
 	(void)client;
+	for (i = 0; i < r->nidle; i++) {
+		fi_shutdown(r->idle[i], 0);
+		fi_close(&r->idle[i]->fid);
+		if (r->idle_info[i])
+			fi_freeinfo(r->idle_info[i]);
+	}
+	free(r->idle);
+	free(r->idle_info);
 	/* Both sides finished with a send/recv exchange: nothing is in
 	 * flight.  Outstanding receives are simply dropped with the EP. */
 	fi_shutdown(r->ep, 0);
@@ -622,5 +665,6 @@ static const struct bench_ops raw_ops = {
 	.mem_wait_begin = raw_mem_wait_begin,
 	.mem_wait_end = raw_mem_wait_end,
 	.setup = raw_setup,
+	.idle = raw_idle,
 	.close = raw_close,
 };

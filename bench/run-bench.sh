@@ -129,8 +129,19 @@ if [ -n "$tcp_note" ]; then
 	[ "$rc" -eq 0 ] || exit $rc
 fi
 
-# "bench: pattern=P wait=W size=S dat_X=v [dat2_X=v] raw_X=v sock_X=v ratio=r"
-# (dat = ofi-tcp, dat2 = tcp) -> the targets table
+# The 8 B ping-pong again with 512 more connections, idle, on the same
+# completion queues (dat_bench -e): what the endpoints a program keeps
+# connected cost each poll.  Sockets have no shared completion queue.
+ias_scale=ofi-tcp
+[ -z "$tcp_note" ] && ias_scale=ofi-tcp,tcp
+bench -t dat,raw -m poll -n 2000 -p sendrecv@8 -e 512 -i "$ias_scale" "$@" \
+	>"$tmp/out512" 2>&1
+rc=$?
+cat "$tmp/out512"
+[ "$rc" -eq 0 ] && grep '^bench: ' "$tmp/out512" >>"$tmp/out"
+
+# "bench: pattern=P wait=W size=S [idle=N] dat_X=v [dat2_X=v] raw_X=v
+# sock_X=v ratio=r" (dat = ofi-tcp, dat2 = tcp) -> the targets table
 grep '^bench: ' "$tmp/out" | awk -v tcp_note="$tcp_note" '
 function val(v, bw) {
 	if (v == "" || v == "-")
@@ -154,6 +165,8 @@ function ratio(a, b) {
 		key = key " " f["size"]
 	else
 		pdata = f["size"]
+	if ("idle" in f)
+		key = key " idle"
 	tcp[key] = f["dat2_" unit]
 	ofi[key] = f["dat_" unit]
 	raw[key] = f["raw_" unit]
@@ -161,10 +174,10 @@ function ratio(a, b) {
 }
 END {
 	n = split("sendrecv poll 8|write poll 8|send_bw poll 1048576|" \
-		  "write_bw poll 1048576|connect block", keys, "|")
+		  "write_bw poll 1048576|connect block|sendrecv poll 8 idle", keys, "|")
 	split("8 B Send ping-pong, polling|8 B RDMA Write ping-pong, polling|" \
 	      "1 MiB Send stream, polling|1 MiB RDMA Write stream, polling|" \
-	      "connection setup", names, "|")
+	      "connection setup|8 B Send ping-pong, +512 idle conns", names, "|")
 	# sockets have no RDMA Write: the same bytes by send/recv stand in
 	sub_sock["write poll 8"] = "sendrecv poll 8"
 	sub_sock["write_bw poll 1048576"] = "send_bw poll 1048576"

@@ -325,7 +325,32 @@ static void cq_complete_entry(struct dapl_tcq *cq, struct fi_cq_msg_entry *e,
 			  s->byte_len, 0);
 }
 
-/* Reads one libfabric CQ dry into cq's slots.
+/* Takes the error entry at the head of fcq, if there is one: false when
+ * there is none.  fi_cq_readerr only looks at the queue (no progress
+ * pass). */
+static bool take_error(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
+{
+	struct fi_cq_err_entry err;
+	struct ofi_slot *s;
+
+	memset(&err, 0, sizeof(err));
+	if (fi_cq_readerr(fcq, &err, 0) < 1)
+		return false;
+	s = err.op_context;
+	if (s && s->srq)
+		ofi_srq_slot_complete(cq, s, map_cq_err(err.err), 0, err.err,
+				      owner);
+	else if (s)
+		ofi_slot_complete(s, map_cq_err(err.err), 0, err.err);
+	return true;
+}
+
+/* Reads what fcq holds into cq's slots.  Each fi_cq_read is a progress
+ * pass in tcp 1.17 (an epoll_wait and a sweep of every endpoint on the
+ * CQ), so a short batch ends the drain: the read stopped because the
+ * queue held no more successes, and what arrives later makes the CQ's fd
+ * readable for the progress thread.  Only an error entry can be left at
+ * the head (a read stops in front of one), and take_error sees it.
  *
  * One thread at a time per device: tcp 1.17 sends a delivery-complete
  * acknowledgement before it writes the receive's completion, both under
@@ -346,25 +371,14 @@ static void drain_fcq(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
 		if (n > 0) {
 			for (i = 0; i < n; i++)
 				cq_complete_entry(cq, &ent[i], owner);
-			continue;       /* an error entry may follow */
+			if (n == CQ_BATCH)
+				continue;       /* there may be more */
+			if (take_error(cq, fcq, owner))
+				continue;
+			break;
 		}
-		if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry err;
-			struct ofi_slot *s;
-
-			memset(&err, 0, sizeof(err));
-			if (fi_cq_readerr(fcq, &err, 0) < 1)
-				break;
-			s = err.op_context;
-			if (s && s->srq)
-				ofi_srq_slot_complete(cq, s,
-						      map_cq_err(err.err), 0,
-						      err.err, owner);
-			else if (s)
-				ofi_slot_complete(s, map_cq_err(err.err),
-						  0, err.err);
+		if (n == -FI_EAVAIL && take_error(cq, fcq, owner))
 			continue;
-		}
 		break;          /* -FI_EAGAIN, or an error we cannot act on */
 	}
 	pthread_mutex_unlock(&cq->dev->progress_lock);

@@ -8,7 +8,9 @@
  *    endpoint: reads what arrived and places it, writes what waits.
  *  - Drivers: a post drives transmission in the caller's thread; cq_poll
  *    drives every endpoint of the CQ (trylock: someone else driving is as
- *    good) unless completions are waiting already; a consumer asleep in
+ *    good) unless completions are waiting already, or, above
+ *    TCP_CQ_DRIVE_ALL endpoints, those the CQ's epoll set reports (every
+ *    poll counts as a drive of all of them then); a consumer asleep in
  *    dat_evd_wait sleeps on the CQ's epoll fd, which takes the sockets of
  *    its endpoints when the consumer arms it; the core's progress thread
  *    (cm_get_event) drives the endpoints nobody else does, waiting for
@@ -62,6 +64,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
 #define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
+#define TCP_CQ_DRIVE_ALL 4           /* up to this many endpoints a CQ poll drives each */
 #define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
 #define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
 #define TCP_PEER_TIMEOUT_MS 30000    /* a peer that acknowledges nothing for this
@@ -294,6 +297,15 @@ struct dapl_tcq {
 	atomic_uint **ring_cnt;         /* per entry: the queue count it holds, or NULL */
 	struct dapl_tep **eps;          /* endpoints completing here */
 	int neps, eps_cap;
+	/* Above TCP_CQ_DRIVE_ALL endpoints a poll drives only those whose
+	 * sockets epfd reports: every connected one is then in epfd.
+	 * changes counts connections made here, synced what a poll has put
+	 * in epfd so far (lock). */
+	atomic_uint changes;
+	unsigned synced;
+	/* polls with many endpoints: each is a drive of all of them, for
+	 * the progress thread (tcp_ep_drives) */
+	atomic_uint polls;
 };
 
 struct dapl_tsrq {
@@ -460,6 +472,8 @@ void tcp_cq_forget_ep(struct dapl_tcq *cq, struct dapl_tep *ep);
 /* ep->lock held: the socket's events changed (EPOLLOUT) in the CQ sets
  * that hold it. */
 void tcp_cq_watch(struct dapl_tep *ep);
+void tcp_cq_connected(struct dapl_tep *ep);
+unsigned tcp_ep_drives(const struct dapl_tep *ep);
 /* ep->lock held: the socket leaves the CQ sets that hold it. */
 void tcp_cq_unwatch(struct dapl_tep *ep);
 

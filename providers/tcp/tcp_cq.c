@@ -7,7 +7,12 @@
  * tcp_cq_attach grows it before a queue can post, so a push always finds
  * room.  The wait fd is an epoll set of an eventfd (a completion made by
  * another thread while armed) and the sockets of the endpoints: a waiter
- * wakes when its data arrives and places it itself. */
+ * wakes when its data arrives and places it itself.
+ *
+ * A poll of a CQ with a few endpoints drives each (a recv() that finds
+ * nothing is cheaper than asking epoll); with more, it asks the epoll set
+ * which sockets have something, and drives those: a program with 512
+ * connections does not pay 512 recv()s for every empty poll. */
 #include "config.h"
 
 #include <errno.h>
@@ -34,7 +39,7 @@ int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **out)
 	cq->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (cq->epfd < 0 || cq->event_fd < 0)
 		goto fail;
-	e.data.fd = cq->event_fd;
+	e.data.ptr = NULL;      /* the endpoints' sockets carry their ep */
 	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->event_fd, &e))
 		goto fail;
 	*out = cq;
@@ -115,7 +120,10 @@ static void cq_sync(struct dapl_tcq *cq, struct dapl_tep *ep, int slot)
 
 	if (!e.events || e.events == ep->cq_ev[slot])
 		return;
-	e.data.fd = ep->fd;
+	/* safe to hand back from epoll_wait under cq->lock: the socket
+	 * leaves the set (drop_socket) before the ep leaves the CQ
+	 * (tcp_cq_detach, cq->lock), and the ep is freed after that */
+	e.data.ptr = ep;
 	if (epoll_ctl(cq->epfd, ep->cq_ev[slot] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
 		      ep->fd, &e) == 0)
 		ep->cq_ev[slot] = e.events;
@@ -317,6 +325,94 @@ void tcp_cq_watch(struct dapl_tep *ep)
 		cq_sync(ep->rcq, ep, 1);
 }
 
+unsigned tcp_ep_drives(const struct dapl_tep *ep)
+{
+	unsigned d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+
+	d += atomic_load_explicit(&ep->scq->polls, memory_order_relaxed);
+	if (ep->rcq != ep->scq)
+		d += atomic_load_explicit(&ep->rcq->polls, memory_order_relaxed);
+	return d;
+}
+
+void tcp_cq_connected(struct dapl_tep *ep)
+{
+	atomic_fetch_add(&ep->scq->changes, 1);
+	if (ep->rcq != ep->scq)
+		atomic_fetch_add(&ep->rcq->changes, 1);
+}
+
+/* Many endpoints: every connected one's socket into the epoll set, once
+ * after each new connection. */
+static void sync_all(struct dapl_tcq *cq)
+{
+	struct dapl_tep *eps[64];
+	unsigned now = atomic_load(&cq->changes);
+	int n, i, at = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->synced == now) {
+		pthread_mutex_unlock(&cq->lock);
+		return;
+	}
+	cq->synced = now;       /* a connection made from here on counts again */
+	n = snapshot_locked(cq, eps, 64, &at);
+	pthread_mutex_unlock(&cq->lock);
+	for (; n > 0; n = n == 64 ? snapshot(cq, eps, 64, &at) : 0) {
+		for (i = 0; i < n; i++) {
+			struct dapl_tep *ep = eps[i];
+			int slot = cq_slot(ep, cq);
+
+			if (ep->state == TCP_EP_CONNECTED && !ep->cq_ev[slot]) {
+				pthread_mutex_lock(&ep->lock);
+				cq_sync(cq, ep, slot);
+				pthread_mutex_unlock(&ep->lock);
+			}
+			atomic_fetch_sub(&ep->refs, 1);
+		}
+	}
+}
+
+/* Many endpoints: those whose sockets have something (or room for what
+ * they hold), with a reference each. */
+static int ready_eps(struct dapl_tcq *cq, struct dapl_tep **eps, int max)
+{
+	struct epoll_event ev[64];
+	int n, i, k = 0;
+
+	if (max > 64)
+		max = 64;
+	pthread_mutex_lock(&cq->lock);
+	n = epoll_wait(cq->epfd, ev, max, 0);
+	for (i = 0; i < n; i++) {
+		struct dapl_tep *ep = ev[i].data.ptr;
+
+		if (!ep)
+			continue;       /* the eventfd */
+		atomic_fetch_add(&ep->refs, 1);
+		eps[k++] = ep;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return k;
+}
+
+static void drive_eps(struct dapl_tep **eps, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct dapl_tep *ep = eps[i];
+
+		atomic_fetch_add_explicit(&ep->drives, 1, memory_order_relaxed);
+		/* someone else driving it is as good */
+		if (pthread_mutex_trylock(&ep->lock) == 0) {
+			tcp_ep_drive(ep);
+			pthread_mutex_unlock(&ep->lock);
+		}
+		atomic_fetch_sub(&ep->refs, 1);
+	}
+}
+
 /* Drives the CQ's endpoints, unless completions are waiting already:
  * those are handed out first, and the next poll drives (a consumer
  * reaping what it knows is done does not pay a recv() for it). */
@@ -324,12 +420,17 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 {
 	struct dapl_tep *eps[64];
 	int n, i, got = 0, at = 0;
-	bool drive;
+	bool drive, many;
 
 	/* the first 64 endpoints are taken with the look at the ring */
 	pthread_mutex_lock(&cq->lock);
 	drive = cq->count == 0;
-	if (!drive) {   /* still a consumer at work, for the progress thread */
+	many = cq->neps > TCP_CQ_DRIVE_ALL;
+	if (many) {
+		/* a drive of every endpoint, as the progress thread counts */
+		atomic_fetch_add_explicit(&cq->polls, 1, memory_order_relaxed);
+		n = 0;
+	} else if (!drive) {    /* still a consumer at work, for the progress thread */
 		for (i = 0; i < cq->neps; i++)
 			atomic_fetch_add_explicit(&cq->eps[i]->drives, 1,
 						  memory_order_relaxed);
@@ -338,20 +439,12 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 		n = snapshot_locked(cq, eps, 64, &at);
 	}
 	pthread_mutex_unlock(&cq->lock);
-	for (; n > 0; n = n == 64 ? snapshot(cq, eps, 64, &at) : 0) {
-		for (i = 0; i < n; i++) {
-			struct dapl_tep *ep = eps[i];
-
-			atomic_fetch_add_explicit(&ep->drives, 1,
-						  memory_order_relaxed);
-			/* someone else driving it is as good */
-			if (pthread_mutex_trylock(&ep->lock) == 0) {
-				tcp_ep_drive(ep);
-				pthread_mutex_unlock(&ep->lock);
-			}
-			atomic_fetch_sub(&ep->refs, 1);
-		}
+	if (many && drive) {
+		sync_all(cq);
+		drive_eps(eps, ready_eps(cq, eps, 64));
 	}
+	for (; n > 0; n = n == 64 ? snapshot(cq, eps, 64, &at) : 0)
+		drive_eps(eps, n);
 
 	pthread_mutex_lock(&cq->lock);
 	while (got < max && cq->count) {

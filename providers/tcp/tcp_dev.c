@@ -802,7 +802,7 @@ static void ep_service(struct dapl_tep *ep)
 	pthread_mutex_lock(&ep->lock);
 	before = ep->rx_bytes;
 	tcp_ep_drive(ep);
-	d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+	d = tcp_ep_drives(ep);
 	/* woken for nothing (a consumer got there first) while a consumer
 	 * drives it, or a consumer busy-polls it (many drives since we last
 	 * looked): stop waking for it.  A wakeup that found data after a
@@ -878,8 +878,7 @@ static void tick(struct dapl_tdev *dev)
 	for (i = 0; i < n; i++) {
 		ep = eps[i];
 		if (pthread_mutex_trylock(&ep->lock) == 0) {
-			unsigned d = atomic_load_explicit(&ep->drives,
-							  memory_order_relaxed);
+			unsigned d = tcp_ep_drives(ep);
 
 			if (ep->state == TCP_EP_ACCEPTING && ep->deadline_ms &&
 			    ep->deadline_ms <= now) {

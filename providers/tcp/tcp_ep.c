@@ -362,8 +362,10 @@ void tcp_ep_go_connected(struct dapl_tep *ep)
 		getsockname(ep->fd, (struct sockaddr *)&ep->local, &l);
 	ep->state = TCP_EP_CONNECTED;
 	ep->deadline_ms = 0;
-	/* the CQs' epoll sets take the socket when a consumer arms them */
+	/* the CQs' epoll sets take the socket when a consumer arms them,
+	 * or polls a CQ of many endpoints */
 	tcp_dev_watch(ep);
+	tcp_cq_connected(ep);
 }
 
 /* Active side, ep->lock held: the TCP connect finished (or failed), the

@@ -352,25 +352,30 @@ static void side_make(struct side *s, uint32_t sdepth, uint32_t rdepth,
 	side_make_owner(s, sdepth, rdepth, split_cqs, 0);
 }
 
+static void ep_gone(struct dapl_tep *ep)
+{
+	int i = 0;
+
+	pthread_mutex_lock(&h.lock);
+	ck_assert_int_eq(T->ep_destroy(ep), 0);
+	/* events already collected for it die with it: a new ep may get its
+	 * address (the core, too, drops events of a freed EP) */
+	while (i < h.nev) {
+		if (ev_is_for(&h.evs[i], ep)) {
+			memmove(&h.evs[i], &h.evs[i + 1],
+				(size_t)(h.nev - i - 1) * sizeof(h.evs[0]));
+			h.nev--;
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&h.lock);
+}
+
 static void side_free(struct side *s)
 {
 	if (s->ep) {
-		int i = 0;
-
-		pthread_mutex_lock(&h.lock);
-		ck_assert_int_eq(T->ep_destroy(s->ep), 0);
-		/* events already collected for it die with it: a new ep may
-		 * get its address (the core, too, drops events of a freed EP) */
-		while (i < h.nev) {
-			if (ev_is_for(&h.evs[i], s->ep)) {
-				memmove(&h.evs[i], &h.evs[i + 1],
-					(size_t)(h.nev - i - 1) * sizeof(h.evs[0]));
-				h.nev--;
-			} else {
-				i++;
-			}
-		}
-		pthread_mutex_unlock(&h.lock);
+		ep_gone(s->ep);
 		s->ep = NULL;
 	}
 	/* the flushes of a destroyed ep are handed out, then the CQ goes */
@@ -1770,6 +1775,106 @@ START_TEST(concurrent_ping_pong)
 }
 END_TEST
 
+/* Many connections completing on one CQ per side (more than a poll of
+ * the tcp transport drives one by one): a Send each way on every one
+ * completes once, on the right CQ, with its own bytes. */
+#define MANY_EPS 12
+
+/* Takes n completions of opcode op from cq; each context base + i once,
+ * each i bytes long (i + 1: never 0). */
+static void expect_each_once(struct dapl_tcq *cq, enum dapl_twc_opcode op,
+			     uint64_t base, int n)
+{
+	bool seen[MANY_EPS] = { false };
+	int k;
+
+	for (k = 0; k < n; k++) {
+		struct dapl_twc wc = wait_wc(cq);
+		uint64_t i = wc.context - base;
+
+		ck_assert_msg(wc.status == DAPL_TWC_SUCCESS, "context %llx: status %d",
+			      (unsigned long long)wc.context, wc.status);
+		ck_assert_int_eq(wc.opcode, op);
+		ck_assert_msg(i < (uint64_t)n && !seen[i], "context %llx",
+			      (unsigned long long)wc.context);
+		seen[i] = true;
+		if (op == DAPL_TWC_RECV)
+			ck_assert_uint_eq(wc.byte_len, i + 1);
+	}
+	expect_cq_empty(cq);
+}
+
+START_TEST(many_endpoints_one_cq)
+{
+	struct dapl_tep_attr attr = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct side a[MANY_EPS], b[MANY_EPS];
+	struct dapl_tpd *pda, *pdb;
+	struct dapl_tcq *cqa, *cqb;
+	struct dapl_tlisten *l;
+	struct buf ba, bb;
+	struct dapl_tsge sg;
+	uint16_t port;
+	int i, dir;
+
+	start_dev();
+	l = do_listen(&port);
+	ck_assert_int_eq(T->pd_alloc(h.dev, &pda), 0);
+	ck_assert_int_eq(T->pd_alloc(h.dev, &pdb), 0);
+	ck_assert_int_eq(T->cq_create(h.dev, 4 * MANY_EPS, &cqa), 0);
+	ck_assert_int_eq(T->cq_create(h.dev, 4 * MANY_EPS, &cqb), 0);
+	for (i = 0; i < MANY_EPS; i++) {
+		a[i] = (struct side){ .pd = pda, .scq = cqa, .rcq = cqa };
+		b[i] = (struct side){ .pd = pdb, .scq = cqb, .rcq = cqb };
+		pthread_mutex_lock(&h.lock);
+		ck_assert_int_eq(T->ep_create(pda, cqa, cqa, NULL, &attr, &a[i].ep), 0);
+		ck_assert_int_eq(T->ep_create(pdb, cqb, cqb, NULL, &attr, &b[i].ep), 0);
+		pthread_mutex_unlock(&h.lock);
+		connect_pair(l, port, &a[i], &b[i]);
+	}
+	buf_make(&ba, pda, 2 * 64 * MANY_EPS, ALL_ACCESS);
+	buf_make(&bb, pdb, 2 * 64 * MANY_EPS, ALL_ACCESS);
+	for (dir = 0; dir < 2; dir++) {
+		struct side *from = dir ? b : a, *to = dir ? a : b;
+		struct buf *fb = dir ? &bb : &ba, *tb = dir ? &ba : &bb;
+
+		for (i = 0; i < MANY_EPS; i++) {
+			sg = sge_of(tb, 64 * (size_t)i, 64);
+			ck_assert_int_eq(T->post_recv(to[i].ep, &sg, 1, 100 + i), 0);
+		}
+		/* backwards: the last connection made speaks first */
+		for (i = MANY_EPS - 1; i >= 0; i--) {
+			memset(fb->p + 64 * MANY_EPS + 64 * i, 'a' + i, 64);
+			sg = sge_of(fb, 64 * MANY_EPS + 64 * (size_t)i, (size_t)i + 1);
+			ck_assert_int_eq(T->post_send(from[i].ep, &sg, 1, 200 + i,
+						      DAPL_TPOST_SIGNALED), 0);
+		}
+		expect_each_once(to[0].rcq, DAPL_TWC_RECV, 100, MANY_EPS);
+		expect_each_once(from[0].scq, DAPL_TWC_SEND, 200, MANY_EPS);
+		for (i = 0; i < MANY_EPS; i++)
+			ck_assert_int_eq(tb->p[64 * i + i], 'a' + i);
+	}
+	for (i = 0; i < MANY_EPS; i++) {
+		ep_gone(a[i].ep);
+		ep_gone(b[i].ep);
+	}
+	buf_free(&ba);
+	buf_free(&bb);
+	while (T->cq_poll(cqa, &(struct dapl_twc){ 0 }, 1) > 0)
+		;
+	while (T->cq_poll(cqb, &(struct dapl_twc){ 0 }, 1) > 0)
+		;
+	ck_assert_int_eq(T->cq_destroy(cqa), 0);
+	ck_assert_int_eq(T->cq_destroy(cqb), 0);
+	ck_assert_int_eq(T->pd_free(pda), 0);
+	ck_assert_int_eq(T->pd_free(pdb), 0);
+	do_unlisten(l);
+	stop_dev();
+}
+END_TEST
+
 /* One SRQ feeding two passive eps whose receives complete on one CQ: the
  * owner tells them apart; depth, resize, the limit event, destroy. */
 struct discards {
@@ -2206,6 +2311,7 @@ static Suite *suite(void)
 		tcase_add_loop_test(tc, memory_windows, 0,
 				    F->nwindows ? F->nwindows : 1);
 	ADD(tc, concurrent_ping_pong);
+	ADD(tc, many_endpoints_one_cq);
 	ADD(tc, shared_receive_queue);
 	ADD(tc, progress_fd_is_quiet_when_idle);
 	if (F->params6[0])

@@ -624,8 +624,9 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
 	DCHECK(dat_pz_create(d->ia, &d->pz));
 	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
 			      &d->conn_evd));
-	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
-			      &d->setup_evd));
+	/* -e: the idle connections end at once, and all say so here */
+	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL,
+			      DAT_EVD_CONNECTION_FLAG, &d->setup_evd));
 	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &d->cr_evd));
 	DCHECK(dat_evd_create(d->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			      &d->req_evd));

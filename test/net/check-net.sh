@@ -83,6 +83,7 @@ if [ -n "$rdma" ]; then
 	n=232 pref=101
 	[ "$rdma" = siw ] && n=233 pref=103
 	addr_a=10.$n.0.1 addr_b=10.$n.0.2
+	addr6_a=fd00:da7:$n::1 addr6_b=fd00:da7:$n::2
 	if_a=dna$rdma if_b=dnb$rdma
 	dev_a=${rdma}_a dev_b=${rdma}_b
 fi
@@ -94,10 +95,15 @@ cleanup() {
 		echo "check-net: removing $dev_a and $dev_b"
 		timeout 20 rdma link delete "$dev_a"
 		timeout 20 rdma link delete "$dev_b"
-		ip rule del pref "$pref" 2>/dev/null
-		ip rule del pref "$((pref + 1))" 2>/dev/null
+		for _f in -4 -6; do
+			ip "$_f" rule del pref "$pref" 2>/dev/null
+			ip "$_f" rule del pref "$((pref + 1))" 2>/dev/null
+		done
 		if [ -n "${local_moved:-}" ]; then
 			ip rule add pref 0 lookup local && ip rule del pref 500
+		fi
+		if [ -n "${local6_moved:-}" ]; then
+			ip -6 rule add pref 0 lookup local && ip -6 rule del pref 500
 		fi
 		ip link del "$if_a" 2>/dev/null
 		[ -n "${retries2:-}" ] && sysctl -qw net.ipv4.tcp_retries2="$retries2"
@@ -118,6 +124,8 @@ routed_link() {
 	ip link add "$if_a" type veth peer name "$if_b" 2>"$tmp/err" ||
 		skip "cannot make a veth pair: $(cat "$tmp/err")"
 	ip addr add "$addr_a/24" dev "$if_a" && ip addr add "$addr_b/24" dev "$if_b" &&
+	ip addr add "$addr6_a/64" dev "$if_a" nodad &&
+	ip addr add "$addr6_b/64" dev "$if_b" nodad &&
 	ip link set "$if_a" up && ip link set "$if_b" up || return 1
 	for _d in all "$if_a" "$if_b"; do
 		sysctl -qw "net.ipv4.conf.$_d.accept_local=1" "net.ipv4.conf.$_d.rp_filter=0" ||
@@ -132,17 +140,23 @@ routed_link() {
 	# end to its own address leaves by the other end too, so nothing
 	# here connects an IA to itself.
 	ip rule add pref "$pref" iif lo to "$addr_b" lookup "${n}1" &&
-	ip rule add pref "$((pref + 1))" iif lo to "$addr_a" lookup "${n}2" || return 1
+	ip rule add pref "$((pref + 1))" iif lo to "$addr_a" lookup "${n}2" &&
+	ip -6 rule add pref "$pref" iif lo to "$addr6_b" lookup "${n}1" &&
+	ip -6 rule add pref "$((pref + 1))" iif lo to "$addr6_a" lookup "${n}2" || return 1
 	if ip rule show pref 0 | grep -q 'lookup local'; then
 		ip rule add pref 500 lookup local && ip rule del pref 0 || return 1
 		local_moved=1
 	fi
+	if ip -6 rule show pref 0 | grep -q 'lookup local'; then
+		ip -6 rule add pref 500 lookup local && ip -6 rule del pref 0 || return 1
+		local6_moved=1
+	fi
 	routed_paths || return 1
 	# and not through lo
-	for _r in "$addr_b:$if_a" "$addr_a:$if_b"; do
-		ip route get "${_r%%:*}" | grep -q "dev ${_r##*:} " || {
-			echo "check-net: the route to ${_r%%:*} does not leave by ${_r##*:}:"
-			ip route get "${_r%%:*}"
+	for _r in "$addr_b/$if_a" "$addr_a/$if_b" "$addr6_b/$if_a" "$addr6_a/$if_b"; do
+		ip route get "${_r%%/*}" | grep -q "dev ${_r##*/} " || {
+			echo "check-net: the route to ${_r%%/*} does not leave by ${_r##*/}:"
+			ip route get "${_r%%/*}"
 			return 1
 		}
 	done
@@ -157,6 +171,12 @@ routed_paths() {
 	ip neigh replace "$addr_b" lladdr "$(cat "/sys/class/net/$if_b/address")" \
 		dev "$if_a" nud permanent &&
 	ip neigh replace "$addr_a" lladdr "$(cat "/sys/class/net/$if_a/address")" \
+		dev "$if_b" nud permanent &&
+	ip -6 route replace "$addr6_b" dev "$if_a" src "$addr6_a" table "${n}1" &&
+	ip -6 route replace "$addr6_a" dev "$if_b" src "$addr6_b" table "${n}2" &&
+	ip -6 neigh replace "$addr6_b" lladdr "$(cat "/sys/class/net/$if_b/address")" \
+		dev "$if_a" nud permanent &&
+	ip -6 neigh replace "$addr6_a" lladdr "$(cat "/sys/class/net/$if_a/address")" \
 		dev "$if_b" nud permanent
 }
 
@@ -166,7 +186,7 @@ if [ -n "$rdma" ]; then
 		echo "FAIL: cannot set up the routed link"
 		exit 1
 	fi
-	echo "check-net: $dev_a on $if_a ($addr_a) <-> $dev_b on $if_b ($addr_b) over veth, routed"
+	echo "check-net: $dev_a on $if_a ($addr_a, $addr6_a) <-> $dev_b on $if_b ($addr_b, $addr6_b) over veth, routed"
 else
 	if ! ip netns add "$ns_a" 2>"$tmp/err" || ! ip netns add "$ns_b" 2>>"$tmp/err"; then
 		skip "cannot make a network namespace: $(cat "$tmp/err")"
@@ -212,7 +232,7 @@ for ia in $ias; do
 		esac >>"$conf"
 	done
 done
-# tcp and ofi-tcp over IPv6 as well
+# and over IPv6: tcp and ofi-tcp, or verbs in the routed mode
 for ia in tcp ofi-tcp; do
 	line=$(grep "^$ia " "$conf_in" | head -1)
 	if [ -z "$rdma" ] && [ -n "$line" ]; then
@@ -220,6 +240,20 @@ for ia in tcp ofi-tcp; do
 		printf '%s\n' "$line" | sed -e "s/^$ia /${ia}6-b /" -e "s/127\.0\.0\.1/$addr6_b/" >>"$conf"
 	fi
 done
+# (Not rxe: over IPv6 across this routed pair its connect ends BROKEN
+# and the server never sees the request, while siw's passes; not yet
+# understood, so left out rather than passed.)
+if [ "$rdma" = siw ]; then
+	for ia in $ias; do
+		line=$(grep "^$ia " "$conf_in" | head -1)
+		[ -n "$line" ] || continue
+		for end in a b; do
+			eval "addr=\$addr6_$end"
+			printf '%s\n' "$line" | sed -e "s/^$ia /${ia}6-$end /" \
+				-e "s/\"[^\" ]* \([0-9]*\)\"/\"$addr \1\"/" >>"$conf"
+		done
+	done
+fi
 cat "$conf"
 
 # on_a / on_b CMD...: a command in the server's / the client's namespace
@@ -434,7 +468,9 @@ if want addresses; then
 	for ia in $ias; do
 		grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr_a" "$addr_b"
 	done
-	for ia in tcp6 ofi-tcp6; do
+	ias6="tcp6 ofi-tcp6"
+	[ -n "$rdma" ] && ias6=$(for _i in $ias; do echo "${_i}6"; done)
+	for ia in $ias6; do
 		grep -q "^$ia-a " "$conf" && addresses "$ia" "$addr6_a" "$addr6_b"
 	done
 fi

@@ -444,6 +444,7 @@ uint64_t dapl_now_ns(void);
 /* One line to stderr/syslog, gated like libdat's own messages
  * (DAT_DBG_TYPE, DAT_DBG_DEST); prefixed "libdat: ". */
 void dapl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* dapl_dbg (transport.h): the same, for a DAT_DBG_TYPE bit. */
 
 /* ---- compat.c: DAT_STRICT and the OpenFabrics-era behaviours (libdat(7)) -- */
 

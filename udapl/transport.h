@@ -311,4 +311,12 @@ struct udapl_transport_ops {
 	void (*cm_self_pump)(struct dapl_tdev *dev, bool on);
 };
 
+/* For transports too (util.c): one line, like libdat's own messages,
+ * only when DAT_DBG_TYPE has bit (not set by default).  DAPL_DBG_CM:
+ * why a connection attempt or a connection ended, in the transport's own
+ * words. */
+#define DAPL_DBG_CM 0x8         /* OpenFabrics' DAPL_DBG_TYPE_CM */
+void dapl_dbg(unsigned long bit, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif

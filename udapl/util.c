@@ -46,22 +46,37 @@ uint64_t dapl_now_ns(void)
 
 /* The same switches libdat reads: DAT_DBG_TYPE (bit 0 = errors, the
  * default) and DAT_DBG_DEST (1 stderr, 2 syslog). */
-void dapl_log(const char *fmt, ...)
+static void log_if(unsigned long bit, const char *fmt, va_list ap)
 {
 	const char *type = getenv("DAT_DBG_TYPE");
 	const char *dest = getenv("DAT_DBG_DEST");
 	unsigned long mask = type ? strtoul(type, NULL, 0) : 1;
 	unsigned long where = dest ? strtoul(dest, NULL, 0) : 1;
 	char line[512];
-	va_list ap;
 
-	if (!(mask & 1))
+	if (!(mask & bit))
 		return;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	if (where & 1)
 		fprintf(stderr, "libdat: %s\n", line);
 	if (where & 2)
-		syslog(LOG_ERR, "libdat: %s", line);
+		syslog(bit == 1 ? LOG_ERR : LOG_DEBUG, "libdat: %s", line);
+}
+
+void dapl_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_if(1, fmt, ap);
+	va_end(ap);
+}
+
+void dapl_dbg(unsigned long bit, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_if(bit, fmt, ap);
+	va_end(ap);
 }

@@ -281,7 +281,7 @@ static int take_cm(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	uint8_t resp_res, init_depth, kind;
 	size_t plen = 0;
 	void *ctx;
-	int status;
+	int status, r;
 
 	if (rdma_get_cm_event(dev->ch, &e))
 		return -1;
@@ -314,7 +314,16 @@ static int take_cm(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	kind = *(uint8_t *)ctx;
 	if (kind != VERBS_KIND_EP)
 		return 0;       /* a listener, or a request not answered yet */
-	return on_ep_event(dev, ctx, type, status, plen, ev);
+	r = on_ep_event(dev, ctx, type, status, plen, ev);
+	/* DAT_DBG_TYPE bit 3: why an attempt or a connection ended, in
+	 * rdma_cm's words */
+	if (r == 1 && ev->type != DAPL_TCM_ESTABLISHED)
+		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: rdma_cm %s (status %d, %zu "
+			 "bytes of private data) -> connection event %d (%s)",
+			 (void *)ctx, rdma_event_str(type), status, plen,
+			 (int)ev->type, strerror(ev->status < 0 ? -ev->status
+							  : ev->status));
+	return r;
 }
 
 int verbs_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)

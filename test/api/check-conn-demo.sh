@@ -15,60 +15,13 @@ fi
 DAT_OVERRIDE=$DAT_TEST_CONF
 export DAT_OVERRIDE
 ia=${DAT_TEST_IA:-ofi-tcp}
-demo=./test/tools/dat_conn_demo
-if [ ! -x "$demo" ]; then
-	echo "FAIL: $demo is not built"
-	exit 1
-fi
+# shellcheck source=test/api/conn-demo-lib.sh
+. "$(dirname "$0")/conn-demo-lib.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/conn-demo.XXXXXX") || exit 1
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-fail() {
-	echo "FAIL: $*"
-	for f in server.out server.err client.out client.err; do
-		if [ -s "$tmp/$f" ]; then
-			echo "--- $f"
-			cat "$tmp/$f"
-		fi
-	done
-	exit 1
-}
-
-# The server's stdout goes through a FIFO, so reading its first line
-# ("qual <n>") waits exactly as long as the server needs; timeout bounds it.
-mkfifo "$tmp/fifo" || exit 1
-timeout 30 "$demo" server "$ia" >"$tmp/fifo" 2>"$tmp/server.err" &
-server_pid=$!
-exec 3<"$tmp/fifo"
-read -r word qual <&3
-if [ "$word" != qual ] || [ -z "$qual" ]; then
-	exec 3<&-
-	wait "$server_pid"
-	server_pid=
-	fail "the server did not print its qual (got '$word $qual')"
-fi
+demo_server "$ia"
 echo "server listens on qual $qual"
-# the rest of the server's output, until it exits
-cat <&3 >"$tmp/server.out" &
-cat_pid=$!
-exec 3<&-
-
-timeout 30 "$demo" client "$ia" "$qual" >"$tmp/client.out" 2>"$tmp/client.err"
-client_rc=$?
-wait "$server_pid"
-server_rc=$?
-server_pid=
-wait "$cat_pid"
+demo_client "$ia"
+demo_server_wait
 
 echo "--- client"
 cat "$tmp/client.out"

@@ -22,59 +22,12 @@ if ! grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null
 fi
 DAT_OVERRIDE=$DAT_TEST_CONF
 export DAT_OVERRIDE
-demo=./test/tools/dat_conn_demo
-if [ ! -x "$demo" ]; then
-	echo "FAIL: $demo is not built"
-	exit 1
-fi
+# shellcheck source=test/api/conn-demo-lib.sh
+. "$(dirname "$0")/conn-demo-lib.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ipv6-addrs.XXXXXX") || exit 1
-server_pid=
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-fail() {
-	echo "FAIL: $*"
-	for f in server.out server.err client.out client.err; do
-		if [ -s "$tmp/$f" ]; then
-			echo "--- $f"
-			cat "$tmp/$f"
-		fi
-	done
-	exit 1
-}
-
-# The server's first line ("qual <n>") through a FIFO: read as soon as it
-# listens, bounded by timeout.
-mkfifo "$tmp/fifo" || exit 1
-timeout 30 "$demo" server ofi-tcp6 >"$tmp/fifo" 2>"$tmp/server.err" &
-server_pid=$!
-exec 3<"$tmp/fifo"
-read -r word qual <&3
-if [ "$word" != qual ] || [ -z "$qual" ]; then
-	exec 3<&-
-	wait "$server_pid"
-	server_pid=
-	fail "the server on ofi-tcp6 did not print its qual (got '$word $qual')"
-fi
-cat <&3 >"$tmp/server.out" &
-cat_pid=$!
-exec 3<&-
-
-timeout 30 "$demo" client ofi-tcp6 "$qual" ::1 >"$tmp/client.out" 2>"$tmp/client.err"
-client_rc=$?
-wait "$server_pid"
-server_rc=$?
-server_pid=
-wait "$cat_pid"
+demo_server ofi-tcp6
+demo_client ofi-tcp6 ::1
+demo_server_wait
 [ "$client_rc" -eq 0 ] || fail "the client exited with status $client_rc"
 [ "$server_rc" -eq 0 ] || fail "the server exited with status $server_rc"
 
@@ -91,8 +44,8 @@ echo "PASS: ofi-tcp6: the IA, request and peer addresses are ::1 on both sides"
 # could get there would be refused instead: NON_PEER_REJECTED).
 other() {
 	_ia=$1 _to=$2
-	timeout 30 "$demo" client "$_ia" "$qual" "$_to" >"$tmp/client.out" 2>"$tmp/client.err"
-	_rc=$?
+	demo_client "$_ia" "$_to"
+	_rc=$client_rc
 	[ "$_rc" -ne 0 ] || fail "$_ia connected to $_to"
 	grep -q "got UNREACHABLE" "$tmp/client.err" ||
 		fail "$_ia connecting to $_to did not end as UNREACHABLE (exit $_rc)"

@@ -56,14 +56,26 @@ echo "--- server"
 cat "$tmp/server.log"
 
 [ $rc -eq 0 ] || fail "regress.sh exited with status $rc"
-tail -n 1 "$tmp/regress.out" | grep -qx 'regress.sh: 7 runs, 7 passed' ||
-	fail "regress.sh did not report 7 runs, 7 passed"
+# runs retried after soft-iWARP's MPA race (DT_RETRY_MPA_RACE, dt-lib.sh):
+# the server counts each failed attempt as a failed test
+retried=0
+last=$(tail -n 1 "$tmp/regress.out")
+case $last in
+"regress.sh: 7 runs, 7 passed") ;;
+"regress.sh: 7 runs, 7 passed, "[0-9]*" retried")
+	[ -n "${DT_RETRY_MPA_RACE:-}" ] || fail "runs were retried: $last"
+	retried=${last#regress.sh: 7 runs, 7 passed, }
+	retried=${retried% retried}
+	echo "note: $retried run(s) retried after soft-iWARP's MPA race" ;;
+*) fail "regress.sh did not report 7 runs, 7 passed" ;;
+esac
 [ "$(grep -c '^Result: PASS$' "$tmp/regress.out")" -eq 7 ] ||
 	fail "not every run printed Result: PASS"
-[ "$(grep -c '^Total WQE' "$tmp/regress.out")" -eq 6 ] ||
+[ "$(grep -c '^Total WQE' "$tmp/regress.out")" -ge 6 ] ||
 	fail "not every transaction test printed its statistics"
 [ "$dt_server_rc" = 0 ] || fail "the server exited with status $dt_server_rc"
-grep -q '^Dapltest: Server Exiting: 6 tests, 0 failed$' "$tmp/server.log" ||
-	fail "the server did not report 6 tests, 0 failed"
+grep -q "^Dapltest: Server Exiting: $((6 + retried)) tests, $retried failed\$" \
+	"$tmp/server.log" ||
+	fail "the server did not report $((6 + retried)) tests, $retried failed"
 echo "PASS: regress.sh against a dapltest server"
 exit 0

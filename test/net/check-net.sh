@@ -178,13 +178,19 @@ routed_paths() {
 	ip neigh replace "$addr_b" lladdr "$(cat "/sys/class/net/$if_b/address")" \
 		dev "$if_a" nud permanent &&
 	ip neigh replace "$addr_a" lladdr "$(cat "/sys/class/net/$if_a/address")" \
-		dev "$if_b" nud permanent &&
-	ip -6 route replace "$addr6_b" dev "$if_a" src "$addr6_a" table "${n}1" &&
-	ip -6 route replace "$addr6_a" dev "$if_b" src "$addr6_b" table "${n}2" &&
-	ip -6 neigh replace "$addr6_b" lladdr "$(cat "/sys/class/net/$if_b/address")" \
-		dev "$if_a" nud permanent &&
-	ip -6 neigh replace "$addr6_a" lladdr "$(cat "/sys/class/net/$if_a/address")" \
-		dev "$if_b" nud permanent
+		dev "$if_b" nud permanent || return 1
+	# IPv6 (the addresses part; setup checks these routes): right after
+	# a link comes back up its addresses cannot be a route's source yet,
+	# and the faults only use IPv4
+	{
+		ip -6 route replace "$addr6_b" dev "$if_a" src "$addr6_a" table "${n}1"
+		ip -6 route replace "$addr6_a" dev "$if_b" src "$addr6_b" table "${n}2"
+		ip -6 neigh replace "$addr6_b" lladdr "$(cat "/sys/class/net/$if_b/address")" \
+			dev "$if_a" nud permanent
+		ip -6 neigh replace "$addr6_a" lladdr "$(cat "/sys/class/net/$if_a/address")" \
+			dev "$if_b" nud permanent
+	} 2>/dev/null
+	return 0
 }
 
 if [ -n "$rdma" ]; then

@@ -129,7 +129,7 @@ const char *dtc_qos_name(DAT_QOS qos);
 /* ------------------------------------------------------------------ */
 
 #define DT_PROTO_MAGIC		0x44415054u	/* "DAPT" */
-#define DT_PROTO_VERSION	1		/* OFA's DAPLTEST_VERSION is 6 */
+#define DT_PROTO_VERSION	2		/* OFA's DAPLTEST_VERSION is 6 */
 #define DT_MSG_HDR_LEN		12
 #define DT_MSG_MAX		8192
 #define DT_TEXT_MAX		240

@@ -2,8 +2,9 @@
  * dapltest -T P: the performance test.  One EP; the client times `iters`
  * RDMA Reads or Writes of num_segs x seg_size bytes into the server's RMR,
  * keeping up to `pipeline` of them outstanding, and reaps completions with
- * dat_evd_wait (-m b) or a dat_evd_dequeue loop (-m p).  The server only
- * binds the RMR, announces it (RMRINFO) and waits for the client's FIN.
+ * dat_evd_wait (-m b) or a dat_evd_dequeue loop (-m p).  The client opens
+ * with an empty RMRINFO; the server then binds the RMR, announces it
+ * (RMRINFO) and waits for the client's FIN.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -81,14 +82,27 @@ static size_t ctl_recv_off(const struct pep *p)
 	return ctl_send_off(p) + CTL_SIZE;
 }
 
-/* EVDs, the EP and its memory; the one receive (RMRINFO or FIN) posted. */
+/* The control receive: the peer's next message. */
+static int perf_post_recv(struct pep *p)
+{
+	DAT_LMR_TRIPLET c = piov(p, ctl_recv_off(p), CTL_SIZE);
+	DAT_DTO_COOKIE cookie;
+	DAT_RETURN rc;
+
+	cookie.as_64 = PK_CTL_RECV;
+	rc = dat_ep_post_recv(p->ep, 1, &c, cookie, DAT_COMPLETION_DEFAULT_FLAG);
+	if (rc != DAT_SUCCESS)
+		return pfail_dat(p, "dat_ep_post_recv", rc);
+	return 0;
+}
+
+/* EVDs, the EP and its memory; the control receive posted (the server's:
+ * the client's opening RMRINFO; the client's: the server's RMRINFO). */
 static int perf_setup(struct pep *p, bool server)
 {
 	const struct dt_perf_args *pa = p->pa;
 	DAT_COUNT reads, requests;
 	DAT_EP_ATTR attr;
-	DAT_LMR_TRIPLET c;
-	DAT_DTO_COOKIE cookie;
 	DAT_RETURN rc;
 	char err[400];
 
@@ -153,12 +167,7 @@ static int perf_setup(struct pep *p, bool server)
 	if (server && pa->xfer == DT_RR)
 		dtc_pattern_fill(p->mem.base, p->data_len, 0, 0);
 
-	c = piov(p, ctl_recv_off(p), CTL_SIZE);
-	cookie.as_64 = PK_CTL_RECV;
-	rc = dat_ep_post_recv(p->ep, 1, &c, cookie, DAT_COMPLETION_DEFAULT_FLAG);
-	if (rc != DAT_SUCCESS)
-		return pfail_dat(p, "dat_ep_post_recv", rc);
-	return 0;
+	return perf_post_recv(p);
 }
 
 static void perf_teardown(struct pep *p)
@@ -328,35 +337,50 @@ static int perf_server_run(struct pep *p, struct dt_chan *ctl)
 		return pfail(p, "%s instead of ESTABLISHED", dtc_event_name(ev.event_number));
 	p->connected = true;
 
+	/* The connecting side speaks first (iWARP's MPA, RFC 5044; see
+	 * exchange_rmrs in dt_trans.c): its RMRINFO, which names nothing */
+	m = malloc(sizeof(*m));
+	if (!m)
+		return pfail(p, "out of memory");
+	if (perf_wait_message(p, DT_SETUP_TIMEOUT, DT_MSG_RMRINFO, m) ||
+	    perf_post_recv(p))
+		goto out;
+	if (m->u.rmrinfo.count != 0) {
+		pfail(p, "the client's RMRINFO names %u RMRs, not none",
+		      m->u.rmrinfo.count);
+		goto out;
+	}
+
 	rc = dat_rmr_create(p->d->pz, &p->rmr);
 	if (rc != DAT_SUCCESS) {
 		p->rmr = DAT_HANDLE_NULL;
-		return pfail_dat(p, "dat_rmr_create", rc);
+		pfail_dat(p, "dat_rmr_create", rc);
+		goto out;
 	}
 	lt = piov(p, 0, p->data_len);
 	rck.as_64 = PK_BIND;
 	rc = dat_rmr_bind(p->rmr, &lt, p->pa->xfer == DT_RR ?
 			  DAT_MEM_PRIV_REMOTE_READ_FLAG : DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
 			  p->ep, rck, DAT_COMPLETION_DEFAULT_FLAG, &ctx);
-	if (rc != DAT_SUCCESS)
-		return pfail_dat(p, "dat_rmr_bind", rc);
+	if (rc != DAT_SUCCESS) {
+		pfail_dat(p, "dat_rmr_bind", rc);
+		goto out;
+	}
 	if (perf_wait_request(p, PK_BIND, false, DT_DTO_TIMEOUT))
-		return -1;
+		goto out;
 	mine.rmr_context = ctx;
 	mine.pad = 0;
 	mine.target_address = lt.virtual_address;
 	mine.segment_length = lt.segment_length;
 	len = dtc_encode_rmrinfo(p->mem.base + ctl_send_off(p), CTL_SIZE, &mine, 1);
 	if (perf_send(p, len, false))
-		return -1;
+		goto out;
 
 	/* the client's FIN ends the run; then it disconnects */
-	m = malloc(sizeof(*m));
-	if (!m)
-		return pfail(p, "out of memory");
 	if (!perf_wait_message(p, DT_PERF_DONE_TIMEOUT, DT_MSG_FIN, m) &&
 	    !perf_wait_disconnect(p))
 		ret = 0;
+out:
 	free(m);
 	return ret;
 }
@@ -538,6 +562,10 @@ static int perf_client_run(struct pep *p, const struct dt_params *prm,
 		return pfail(p, "%s instead of ESTABLISHED", dtc_event_name(ev.event_number));
 	p->connected = true;
 
+	/* this side connected: it speaks first (perf_server_run) */
+	len = dtc_encode_rmrinfo(p->mem.base + ctl_send_off(p), CTL_SIZE, NULL, 0);
+	if (perf_send(p, len, false))
+		return -1;
 	m = malloc(sizeof(*m));
 	if (!m)
 		return pfail(p, "out of memory");

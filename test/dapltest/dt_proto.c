@@ -24,7 +24,9 @@
  *   FIN      nothing
  *
  * The control connection carries VERSION (both ways), REQUEST, REPLY and
- * RESULT; each per-test connection carries RMRINFO (both ways) and FIN.
+ * RESULT; each per-test connection carries RMRINFO (both ways, the
+ * connecting side's first: -T P's client sends one that names nothing)
+ * and FIN.  Version 2: the connecting side speaks first.
  * The decoder checks every length and value: a bad message is refused,
  * never trusted.
  */

@@ -775,103 +775,130 @@ static int server_accept(struct tthread *th)
 	return 0;
 }
 
-/* Binds an RMR over every buffer the peer reaches and swaps RMRINFO. */
-static int exchange_rmrs(struct tthread *th)
+/* EP k: binds an RMR over every buffer the peer reaches and sends them
+ * (RMRINFO). */
+static int send_rmrinfo(struct tthread *th, unsigned k)
 {
 	const struct dt_trans_args *t = th->t;
+	struct tep *e = &th->eps[k];
 	DAT_RMR_TRIPLET mine[DT_MAX_OPS];
+	DAT_LMR_TRIPLET c;
+	DAT_DTO_COOKIE cookie;
+	size_t len;
+	DAT_RETURN rc;
 
-	for (unsigned k = 0; k < th->neps; k++) {
-		struct tep *e = &th->eps[k];
-		DAT_LMR_TRIPLET c;
-		DAT_DTO_COOKIE cookie;
-		size_t len;
-		DAT_RETURN rc;
+	memset(mine, 0, sizeof(mine));
+	for (uint32_t o = 0; o < t->nops; o++) {
+		const struct dt_op *op = &t->ops[o];
+		DAT_LMR_TRIPLET lt;
+		DAT_RMR_COOKIE rck;
+		DAT_RMR_CONTEXT ctx;
 
-		memset(mine, 0, sizeof(mine));
-		for (uint32_t o = 0; o < t->nops; o++) {
-			const struct dt_op *op = &t->ops[o];
-			DAT_LMR_TRIPLET lt;
-			DAT_RMR_COOKIE rck;
-			DAT_RMR_CONTEXT ctx;
-
-			if (op->xfer == DT_SR || op->who == th->me)
-				continue;
-			rc = dat_rmr_create(th->d->pz, &e->rmr[o]);
-			if (rc != DAT_SUCCESS) {
-				e->rmr[o] = DAT_HANDLE_NULL;
-				return fail_dat(th, k, "dat_rmr_create", rc);
-			}
-			lt = ctl_iov(e, th->lay->rdma_off[o], op_bytes(op));
-			rck.as_64 = COOKIE(K_BIND, o, 0);
-			rc = dat_rmr_bind(e->rmr[o], &lt, op->xfer == DT_RR ?
-					  DAT_MEM_PRIV_REMOTE_READ_FLAG :
-					  DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
-					  e->ep, rck, DAT_COMPLETION_DEFAULT_FLAG, &ctx);
-			if (rc != DAT_SUCCESS)
-				return fail_dat(th, k, "dat_rmr_bind", rc);
-			if (wait_request(th, e, rck.as_64, false))
-				return -1;
-			mine[o].rmr_context = ctx;
-			mine[o].target_address = lt.virtual_address;
-			mine[o].segment_length = lt.segment_length;
-		}
-		len = dtc_encode_rmrinfo(at(e, th->lay->ctl_send), CTL_SIZE, mine, t->nops);
-		if (!len)
-			return fail(th, "EP %u: RMRINFO does not fit", k);
-		c = ctl_iov(e, th->lay->ctl_send, len);
-		cookie.as_64 = COOKIE(K_CTL_SEND, 0, 0);
-		rc = dat_ep_post_send(e->ep, 1, &c, cookie, DAT_COMPLETION_DEFAULT_FLAG);
-		if (rc != DAT_SUCCESS)
-			return fail_dat(th, k, "dat_ep_post_send(RMRINFO)", rc);
-		if (wait_request(th, e, cookie.as_64, false))
-			return -1;
-	}
-	for (unsigned k = 0; k < th->neps; k++) {
-		struct tep *e = &th->eps[k];
-		struct dt_msg *m = malloc(sizeof(*m));
-		char err[200];
-		DAT_DTO_COMPLETION_EVENT_DATA dto;
-		DAT_EVENT ev;
-		DAT_RETURN rc;
-
-		if (!m)
-			return fail(th, "out of memory");
-		rc = dtc_evd_next(e->recv_evd, t->poll, DT_SETUP_TIMEOUT, &ev);
+		if (op->xfer == DT_SR || op->who == th->me)
+			continue;
+		rc = dat_rmr_create(th->d->pz, &e->rmr[o]);
 		if (rc != DAT_SUCCESS) {
-			free(m);
-			return fail_dat(th, k, "dat_evd_wait(RMRINFO)", rc);
+			e->rmr[o] = DAT_HANDLE_NULL;
+			return fail_dat(th, k, "dat_rmr_create", rc);
 		}
-		dto = ev.event_data.dto_completion_event_data;
-		if (ev.event_number != DAT_DTO_COMPLETION_EVENT ||
-		    dto.status != DAT_DTO_SUCCESS ||
-		    dto.user_cookie.as_64 != COOKIE(K_CTL_RECV, 0, 0)) {
-			free(m);
-			return fail(th, "EP %u: RMRINFO receive failed (%s, %s)", k,
-				    dtc_event_name(ev.event_number),
-				    dtc_dto_status_name(dto.status));
-		}
-		if (dtc_decode(at(e, th->lay->ctl_recv[0]), (size_t)dto.transfered_length,
-			      m, err, sizeof(err)) || m->type != DT_MSG_RMRINFO ||
-		    m->u.rmrinfo.count != t->nops) {
-			free(m);
-			return fail(th, "EP %u: bad RMRINFO from the peer", k);
-		}
-		for (uint32_t o = 0; o < t->nops; o++) {
-			const struct dt_op *op = &t->ops[o];
-
-			e->peer[o] = m->u.rmrinfo.t[o];
-			if (op->xfer != DT_SR && op->who == th->me &&
-			    e->peer[o].segment_length != op_bytes(op)) {
-				free(m);
-				return fail(th, "EP %u: the peer's RMR for OP %u "
-					    "covers %llu bytes, not %zu", k, o + 1,
-					    (unsigned long long)e->peer[o].segment_length,
-					    op_bytes(op));
-			}
-		}
-		free(m);
+		lt = ctl_iov(e, th->lay->rdma_off[o], op_bytes(op));
+		rck.as_64 = COOKIE(K_BIND, o, 0);
+		rc = dat_rmr_bind(e->rmr[o], &lt, op->xfer == DT_RR ?
+				  DAT_MEM_PRIV_REMOTE_READ_FLAG :
+				  DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
+				  e->ep, rck, DAT_COMPLETION_DEFAULT_FLAG, &ctx);
+		if (rc != DAT_SUCCESS)
+			return fail_dat(th, k, "dat_rmr_bind", rc);
+		if (wait_request(th, e, rck.as_64, false))
+			return -1;
+		mine[o].rmr_context = ctx;
+		mine[o].target_address = lt.virtual_address;
+		mine[o].segment_length = lt.segment_length;
 	}
+	len = dtc_encode_rmrinfo(at(e, th->lay->ctl_send), CTL_SIZE, mine, t->nops);
+	if (!len)
+		return fail(th, "EP %u: RMRINFO does not fit", k);
+	c = ctl_iov(e, th->lay->ctl_send, len);
+	cookie.as_64 = COOKIE(K_CTL_SEND, 0, 0);
+	rc = dat_ep_post_send(e->ep, 1, &c, cookie, DAT_COMPLETION_DEFAULT_FLAG);
+	if (rc != DAT_SUCCESS)
+		return fail_dat(th, k, "dat_ep_post_send(RMRINFO)", rc);
+	if (wait_request(th, e, cookie.as_64, false))
+		return -1;
+	return 0;
+}
+
+/* EP k: the peer's RMRINFO. */
+static int recv_rmrinfo(struct tthread *th, unsigned k)
+{
+	const struct dt_trans_args *t = th->t;
+	struct tep *e = &th->eps[k];
+	struct dt_msg *m = malloc(sizeof(*m));
+	char err[200];
+	DAT_DTO_COMPLETION_EVENT_DATA dto;
+	DAT_EVENT ev;
+	DAT_RETURN rc;
+
+	if (!m)
+		return fail(th, "out of memory");
+	rc = dtc_evd_next(e->recv_evd, t->poll, DT_SETUP_TIMEOUT, &ev);
+	if (rc != DAT_SUCCESS) {
+		free(m);
+		return fail_dat(th, k, "dat_evd_wait(RMRINFO)", rc);
+	}
+	dto = ev.event_data.dto_completion_event_data;
+	if (ev.event_number != DAT_DTO_COMPLETION_EVENT ||
+	    dto.status != DAT_DTO_SUCCESS ||
+	    dto.user_cookie.as_64 != COOKIE(K_CTL_RECV, 0, 0)) {
+		free(m);
+		return fail(th, "EP %u: RMRINFO receive failed (%s, %s)", k,
+			    dtc_event_name(ev.event_number),
+			    dtc_dto_status_name(dto.status));
+	}
+	if (dtc_decode(at(e, th->lay->ctl_recv[0]), (size_t)dto.transfered_length,
+		      m, err, sizeof(err)) || m->type != DT_MSG_RMRINFO ||
+	    m->u.rmrinfo.count != t->nops) {
+		free(m);
+		return fail(th, "EP %u: bad RMRINFO from the peer", k);
+	}
+	for (uint32_t o = 0; o < t->nops; o++) {
+		const struct dt_op *op = &t->ops[o];
+
+		e->peer[o] = m->u.rmrinfo.t[o];
+		if (op->xfer != DT_SR && op->who == th->me &&
+		    e->peer[o].segment_length != op_bytes(op)) {
+			free(m);
+			return fail(th, "EP %u: the peer's RMR for OP %u "
+				    "covers %llu bytes, not %zu", k, o + 1,
+				    (unsigned long long)e->peer[o].segment_length,
+				    op_bytes(op));
+		}
+	}
+	free(m);
+	return 0;
+}
+
+/* Swaps RMRINFO on every EP.  The side that accepted sends on an EP only
+ * once the side that connected has: iWARP's MPA (RFC 5044) lets a
+ * responder send no FPDU before the initiator's first, and a device
+ * without the peer-to-peer start (RFC 6581), such as Linux 6.1's siw,
+ * leaves that to the ULP: a message sent at once can reach the
+ * connecting side with the MPA reply, and its connect then fails
+ * (dapl_verbs(7)). */
+static int exchange_rmrs(struct tthread *th)
+{
+	if (th->me == DT_SERVER) {
+		for (unsigned k = 0; k < th->neps; k++)
+			if (recv_rmrinfo(th, k) || send_rmrinfo(th, k))
+				return -1;
+		return 0;
+	}
+	for (unsigned k = 0; k < th->neps; k++)
+		if (send_rmrinfo(th, k))
+			return -1;
+	for (unsigned k = 0; k < th->neps; k++)
+		if (recv_rmrinfo(th, k))
+			return -1;
 	return 0;
 }
 

@@ -319,6 +319,10 @@ script() {
 		pass "$_label"
 	else
 		bad "$_label"
+		# what went wrong, wherever it is in a long run, then the end
+		printf '%s\n' "$out" | grep -E 'FAIL|instead of|failed|timed out|no message' |
+			grep -v ', 0 failed' | head -20
+		echo "..."
 		printf '%s\n' "$out" | tail -30
 	fi
 }

@@ -76,8 +76,10 @@ struct bench_ops {
 	/* n more connections between the same two sides, on the same
 	 * completion queues (EVDs), idle for the whole run: what a scan of
 	 * every endpoint costs shows in each pattern (-e).  The client
-	 * connects them one by one, the server accepts; close ends them.
-	 * NULL: the stack has none (sockets). */
+	 * starts all n connects at once and then waits for them; the server
+	 * accepts each request as it comes; close ends them.  The client's
+	 * time and memory for it are reported (connection rate, memory per
+	 * connected endpoint).  NULL: the stack has none (sockets). */
 	void (*idle)(struct bench_conn *c, int client, int n);
 	/* Tears the connection down; 0 or -1 (a message was printed). */
 	int (*close)(struct bench_conn *c, int client);

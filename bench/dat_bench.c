@@ -488,6 +488,7 @@ static void dat_idle(struct bench_conn *c, int client, int n)
 	d->idle = calloc((size_t)n, sizeof(d->idle[0]));
 	if (!d->idle)
 		bench_die(BENCH_EXIT_FAIL, "out of memory");
+	/* all requests out (or accepted as they come), then the n ends */
 	for (i = 0; i < n; i++) {
 		DCHECK(dat_ep_create(d->ia, d->pz, d->rcv_evd, d->req_evd,
 				     d->setup_evd, NULL, &d->idle[i]));
@@ -504,9 +505,10 @@ static void dat_idle(struct bench_conn *c, int client, int n)
 			cr = ev.event_data.cr_arrival_event_data.cr_handle;
 			DCHECK(dat_cr_accept(cr, d->idle[i], 0, NULL));
 		}
+	}
+	for (i = 0; i < n; i++)
 		dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
 			       "idle EPs: waiting for ESTABLISHED");
-	}
 }
 
 /* The client ends the idle connections; both sides see them end. */
@@ -624,10 +626,13 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
 	DCHECK(dat_pz_create(d->ia, &d->pz));
 	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
 			      &d->conn_evd));
-	/* -e: the idle connections end at once, and all say so here */
+	/* -e: the idle connections are made and end all at once: their
+	 * events and requests all fit (a request that finds the CR EVD full
+	 * is refused) */
 	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL,
 			      DAT_EVD_CONNECTION_FLAG, &d->setup_evd));
-	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &d->cr_evd));
+	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
+			      &d->cr_evd));
 	DCHECK(dat_evd_create(d->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			      &d->req_evd));
 	DCHECK(dat_evd_create(d->ia, BENCH_NRECV + 8, DAT_HANDLE_NULL,
@@ -1394,6 +1399,61 @@ static void print_kv(const char *key, const char *unit, double v)
 		printf(" %s_%s=%.4g", key, unit, v);
 }
 
+/* -e: the client's connection rate and memory for the idle connections */
+static double idle_us[MAX_STACKS];
+static long idle_kib[MAX_STACKS];
+
+/* The resident set, KiB (/proc/self/statm's second field, in pages). */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size, pages = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &pages) != 2)
+			pages = -1;
+		fclose(f);
+	}
+	return pages < 0 ? 0 : pages * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* The idle connections' set-up, per stack that has them: the time to
+ * connect all -e at once (the client starts every connect, then waits for
+ * them all) and the client's resident memory they took, per endpoint.
+ * One value per run (no repetitions): read them as ratios. */
+static void report_idle(struct bench_conn *conns[MAX_STACKS])
+{
+	int k, raw = -1;
+
+	for (k = 0; k < nstacks; k++)
+		if (stacks[k].kind == K_RAW && conns[k]->ops->idle)
+			raw = k;
+	printf("\n%d connections at once (client side, one run):\n", opt.idle);
+	printf("%-16s %12s %12s %14s %8s %8s\n", "stack", "all ms", "per conn us",
+	       "KiB per EP", "time/raw", "mem/raw");
+	for (k = 0; k < nstacks; k++) {
+		double per_us, kib;
+		char tr[16] = "-", mr[16] = "-";
+
+		if (!conns[k]->ops->idle)
+			continue;
+		per_us = idle_us[k] / opt.idle;
+		kib = (double)idle_kib[k] / opt.idle;
+		if (raw >= 0 && k != raw && idle_us[raw] > 0)
+			snprintf(tr, sizeof(tr), "%.2f", idle_us[k] / idle_us[raw]);
+		if (raw >= 0 && k != raw && idle_kib[raw] > 0)
+			snprintf(mr, sizeof(mr), "%.2f",
+				 (double)idle_kib[k] / (double)idle_kib[raw]);
+		printf("%-16s %12.1f %12.1f %14.1f %8s %8s\n", stacks[k].label,
+		       idle_us[k] / 1000.0, per_us, kib, tr, mr);
+	}
+	for (k = 0; k < nstacks; k++)
+		if (conns[k]->ops->idle)
+			printf("bench: pattern=connect_all stack=%s n=%d us_per_conn=%.2f "
+			       "kib_per_ep=%.2f\n", stacks[k].key, opt.idle,
+			       idle_us[k] / opt.idle, (double)idle_kib[k] / opt.idle);
+}
+
 static void report(struct bench_conn *conns[MAX_STACKS])
 {
 	double med[MAX_STACKS], ratio;
@@ -1534,13 +1594,21 @@ static int client_main(int pipe_fd)
 			break;
 		}
 		conns[k] = &conn[k];
-		if (opt.idle && conns[k]->ops->idle)
+		if (opt.idle && conns[k]->ops->idle) {
+			long kib0 = rss_kib();
+			uint64_t t0 = now_ns();
+
 			conns[k]->ops->idle(conns[k], 1, opt.idle);
+			idle_us[k] = (double)(now_ns() - t0) / 1000.0;
+			idle_kib[k] = rss_kib() - kib0;
+		}
 	}
 	alarm(0);
 
 	run_all(conns, 1);
 	report(conns);
+	if (opt.idle)
+		report_idle(conns);
 	if (quiet_busy)
 		printf("dat_bench: note: %d of %d measurement groups started while other "
 		       "work kept the machine >15%% busy; their values are less reliable\n",
@@ -1586,7 +1654,9 @@ static void usage(int status)
 		"               (FI_DELIVERY_COMPLETE, as libdat; default), tx = handed to\n"
 		"               the kernel (like libdat with DAPL_OFI_COMPLETION=transmit)\n"
 		"  -e n         n more connections per stack, idle, on the same EVDs/CQs\n"
-		"               as the measured one (DAT and raw; default 0, max %d)\n"
+		"               as the measured one (DAT and raw; default 0, max %d), made\n"
+		"               all at once: the client's time and memory for them are\n"
+		"               reported too\n"
 		"  -R           raw libfabric only (-t raw)\n"
 		"  -D           DAT only (-t dat; for profiling libdat)\n"
 		"  -Q           do not wait for a quiet machine before each measurement\n"

@@ -587,34 +587,50 @@ static void raw_setup(struct bench_conn *c, int client, size_t pdata)
 	fi_freeinfo(info);
 }
 
-/* n more connections on the same domain, EQ and CQs, idle: the server
- * accepts what the client connects, one by one.  (The setup pattern's
- * server takes every CONNREQ on this EQ as its own: none may be left.) */
+/* n more connections on the same domain, EQ and CQs, idle: the client
+ * starts all n connects, then waits for them; the server accepts each
+ * request as it comes, its CONNECTED events mixed in with them.  (The
+ * setup pattern's server takes every CONNREQ on this EQ as its own: none
+ * may be left.) */
 static void raw_idle(struct bench_conn *c, int client, int n)
 {
 	struct raw_conn *r = rc_of(c);
 	_Alignas(8) uint8_t buf[RAW_CM_BUF];
 	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
 	size_t len;
-	int i;
+	int i, connected = 0;
+	uint32_t event;
 
 	r->idle = calloc((size_t)n, sizeof(r->idle[0]));
 	r->idle_info = calloc((size_t)n, sizeof(r->idle_info[0]));
 	if (!r->idle || !r->idle_info)
 		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
-	for (i = 0; i < n; i++) {
-		if (client) {
+	if (client) {
+		for (i = 0; i < n; i++) {
 			r->idle[i] = setup_ep(r, r->info);
 			r->nidle++;
 			FI_CHECK(fi_connect(r->idle[i], r->info->dest_addr, NULL, 0));
-		} else {
-			eq_expect(r->eq, FI_CONNREQ, buf, &len);
+		}
+		for (i = 0; i < n; i++)
+			eq_expect(r->eq, FI_CONNECTED, buf, &len);
+		return;
+	}
+	while (r->nidle < n || connected < n) {
+		event = eq_next(r->eq, buf, &len);
+		if (event == FI_CONNECTED) {
+			connected++;
+		} else if (event == FI_CONNREQ && r->nidle < n) {
+			i = r->nidle;
 			r->idle_info[i] = ent->info;
 			r->idle[i] = setup_ep(r, ent->info);
 			r->nidle++;
 			FI_CHECK(fi_accept(r->idle[i], NULL, 0));
+		} else {
+			bench_die(BENCH_EXIT_FAIL, "raw: idle connections: event %u",
+				  event);
 		}
-		eq_expect(r->eq, FI_CONNECTED, buf, &len);
+		if (connected > r->nidle)
+			bench_die(BENCH_EXIT_FAIL, "raw: more connected than accepted");
 	}
 }
 

@@ -132,6 +132,8 @@ fi
 # The 8 B ping-pong again with 512 more connections, idle, on the same
 # completion queues (dat_bench -e): what the endpoints a program keeps
 # connected cost each poll.  Sockets have no shared completion queue.
+# Making them is measured too: all 512 connects at once (the connection
+# rate under load) and the client's memory per connected endpoint.
 ias_scale=ofi-tcp
 [ -z "$tcp_note" ] && ias_scale=ofi-tcp,tcp
 bench -t dat,raw -m poll -n 2000 -p sendrecv@8 -e 512 -i "$ias_scale" "$@" \
@@ -158,6 +160,13 @@ function ratio(a, b) {
 	for (i = 2; i <= NF; i++) {
 		split($i, kv, "=")
 		f[kv[1]] = kv[2]
+	}
+	if (f["pattern"] == "connect_all") {
+		# the -e run: its connections made all at once, and memory
+		ca_us[f["stack"]] = f["us_per_conn"]
+		ca_kib[f["stack"]] = f["kib_per_ep"]
+		ca_n = f["n"]
+		next
 	}
 	unit = ("dat_gbps" in f) ? "gbps" : "us"
 	key = f["pattern"] " " f["wait"]
@@ -201,6 +210,25 @@ END {
 		       t == "n/a" ? t : val(t, bw), val(s, bw) mark, val(ofi[key], bw),
 		       val(raw[key], bw), t == "n/a" ? t : ratio(t, s),
 		       ratio(ofi[key], raw[key]), t == "n/a" ? t : ratio(t, ofi[key])
+	}
+	if (ca_n != "") {
+		split(ca_n " connections at once, per conn|memory per connected EP (client)",
+		      cnames, "|")
+		for (k = 1; k <= 2; k++) {
+			if (k == 1) {
+				o = ca_us["dat"]; t = ca_us["dat2"]; r = ca_us["raw"]
+				fmt = "%.1f us"
+			} else {
+				o = ca_kib["dat"]; t = ca_kib["dat2"]; r = ca_kib["raw"]
+				fmt = "%.1f KiB"
+			}
+			if (tcp_note != "")
+				t = "n/a"
+			printf "%-35s %12s %12s %12s %13s %11s %12s %12s\n", cnames[k],
+			       t == "n/a" || t == "" ? "n/a" : sprintf(fmt, t), "-",
+			       o == "" ? "-" : sprintf(fmt, o), r == "" ? "-" : sprintf(fmt, r),
+			       "-", ratio(o, r), t == "n/a" || t == "" ? "n/a" : ratio(t, o)
+		}
 	}
 	print ""
 	print "* socket: the send/recv figure of the same size (sockets have no RDMA Write)"

@@ -478,6 +478,30 @@ void dapl_cm_kick(struct dapl_ia *ia)
 		return;  /* the counter is saturated: it is readable anyway */
 }
 
+int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&ia->lock);
+	if (ia->progress_running && !ia->stopping)
+		n = ia->ops->progress_fds(ia->dev, fds, max);
+	pthread_mutex_unlock(&ia->lock);
+	return n < 0 ? 0 : n;
+}
+
+bool dapl_cm_waiter_pump(struct dapl_ia *ia)
+{
+	struct dapl_tcm_event ev;
+
+	if (pthread_mutex_trylock(&ia->lock))
+		return false;
+	if (!ia->stopping)
+		while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+			handle_event(ia, &ev);
+	pthread_mutex_unlock(&ia->lock);
+	return true;
+}
+
 void dapl_cm_stop(struct dapl_ia *ia)
 {
 	if (!ia->progress_running)

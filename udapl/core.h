@@ -423,6 +423,14 @@ int dapl_cm_start(struct dapl_ia *ia);
 void dapl_cm_stop(struct dapl_ia *ia);
 /* Wakes the progress thread (to stop it). */
 void dapl_cm_kick(struct dapl_ia *ia);
+/* For a consumer asleep in dat_evd_wait on a connection or CR EVD: the
+ * transport's progress fds (at most max; 0 once the IA is closing), and
+ * the progress thread's pass, run by that consumer when they fire, so the
+ * event reaches it without a hop through the progress thread.  The pass
+ * returns false, doing nothing, while the progress thread is in its own
+ * (whose events then wake the consumer).  No lock held. */
+int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max);
+bool dapl_cm_waiter_pump(struct dapl_ia *ia);
 
 /* Consumer calls that need the state machine, ia->lock held. */
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,

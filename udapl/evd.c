@@ -38,6 +38,7 @@
 		       DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG)
 #define EVD_CQ_FLAGS (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG)
 #define EVD_POLL_BATCH 16
+#define EVD_CM_FDS 8       /* progress fds a connection-EVD waiter sleeps on */
 
 #define ERR_ARG(n) DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG##n)
 #define ERR_HANDLE1 DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1)
@@ -819,11 +820,16 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	struct dapl_evd *evd = evd_get(evd_handle);
 	bool forever = timeout == DAT_TIMEOUT_INFINITE;
 	uint64_t deadline = 0, now = 0, left;
-	struct pollfd pfd_few[4], *pfd = pfd_few, *more;
+	struct pollfd pfd_few[4 + EVD_CM_FDS], *pfd = pfd_few, *more;
 	int cap = 4;
 	struct timespec ts;
 	DAT_RETURN ret;
-	int nfds, ncq, rc, err;
+	int nfds, ncq, rc, err, i;
+	/* a connection or CR EVD: the progress fds this waiter sleeps on
+	 * and serves itself (dapl_cm_waiter_pump); -1 = not looked up yet */
+	int cm_fds[EVD_CM_FDS], ncm = -1, cm_at = 0;
+	bool cm_skip = false, pinned = false;
+	struct dapl_ia *cm_ia;
 
 	if (!evd)
 		return ERR_HANDLE1;
@@ -862,10 +868,23 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			ret = DAT_ERROR(DAT_TIMEOUT_EXPIRED, DAT_NO_SUBTYPE);
 			break;
 		}
+		if (ncm < 0) {
+			ncm = 0;
+			if (evd->flags & (DAT_EVD_CONNECTION_FLAG | DAT_EVD_CR_FLAG)) {
+				/* the IA outlives this wait (it is alive while
+				 * its EVD is); ia->lock comes before evd->lock */
+				dapl_ia_pin(evd->ia);
+				pinned = true;
+				pthread_mutex_unlock(&evd->lock);
+				ncm = dapl_cm_waiter_fds(evd->ia, cm_fds, EVD_CM_FDS);
+				pthread_mutex_lock(&evd->lock);
+				continue;       /* look again: it was unlocked */
+			}
+		}
 		ncq = evd_ncq(evd);
 		if (ncq + 1 > cap) {
 			/* an EVD shared with other IAs has one CQ per IA */
-			more = malloc((size_t)(ncq + 1) * sizeof(*more));
+			more = malloc((size_t)(ncq + 1 + EVD_CM_FDS) * sizeof(*more));
 			if (!more) {
 				*nmore = evd->count;
 				ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
@@ -885,6 +904,13 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			if (evd_fill(evd) > 0 && evd->count >= threshold)
 				continue;
 		}
+		/* the progress fds, unless the progress thread was in its
+		 * pass last time: its events will come through event_fd */
+		cm_at = nfds;
+		for (i = 0; i < ncm && !cm_skip; i++)
+			pfd[nfds++] = (struct pollfd){ .fd = cm_fds[i],
+						       .events = POLLIN };
+		cm_skip = false;
 		if (!forever) {
 			left = deadline - now;
 			ts.tv_sec = (time_t)(left / 1000000000u);
@@ -893,13 +919,22 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		pthread_mutex_unlock(&evd->lock);
 		rc = ppoll(pfd, (nfds_t)nfds, forever ? NULL : &ts, NULL);
 		err = rc < 0 ? errno : 0;
+		for (i = cm_at; rc > 0 && i < nfds; i++)
+			if (pfd[i].revents & POLLIN) {
+				cm_skip = !dapl_cm_waiter_pump(evd->ia);
+				break;
+			}
 		pthread_mutex_lock(&evd->lock);
 		if (evd_dead(evd)) {
 			/* freed or its IA closed while we slept */
+			struct dapl_ia *ia = evd->ia;
+
 			pthread_mutex_unlock(&evd->lock);
 			evd_release(evd);
 			if (pfd != pfd_few)
 				free(pfd);
+			if (pinned)
+				dapl_ia_unpin(ia);
 			return DAT_ERROR(DAT_ABORT, DAT_NO_SUBTYPE);
 		}
 		if (pfd[0].revents & POLLIN)
@@ -922,9 +957,12 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		}
 	}
 	evd->waiting = false;
+	cm_ia = evd->ia;        /* evd may go once unlocked */
 	pthread_mutex_unlock(&evd->lock);
 	if (pfd != pfd_few)
 		free(pfd);
+	if (pinned)
+		dapl_ia_unpin(cm_ia);
 	return ret;
 }
 

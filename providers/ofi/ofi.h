@@ -135,8 +135,12 @@ struct dapl_tcq {
 	struct dapl_tdev *dev;
 	pthread_mutex_t lock;
 	struct fid_cq *fcq;
-	int fcq_fd;                     /* libfabric's wait fd (in dev->epfd) */
-	int event_fd;                   /* what cq_wait_fd returns */
+	int fcq_fd;                     /* libfabric's wait fd (in dev->epfd, wait_fd) */
+	int event_fd;                   /* the progress thread's wakeup */
+	int wait_fd;                    /* what cq_wait_fd returns: an epoll
+					 * set of event_fd and the libfabric
+					 * fds, so a sleeping consumer wakes
+					 * on the wire itself */
 	bool armed;
 	uint32_t depth;
 	int users;                      /* queues of live endpoints */
@@ -466,6 +470,8 @@ int ofi_dev_sync_waits(struct dapl_tdev *dev);
 /* dev->lock held: reads the re-check timer (it woke the thread). */
 void ofi_dev_timer_drain(struct dapl_tdev *dev);
 /* Makes the progress fd readable (an SRQ limit, or more to do). */
+/* Adds fd to the epoll set epfd, for reading. */
+int ofi_epoll_add(int epfd, int fd);
 void ofi_dev_notify(struct dapl_tdev *dev);
 
 /* ---- ofi_event.c ----------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -437,14 +438,26 @@ int ofi_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cqp)
 	ret = ofi_err(fi_control(&cq->fcq->fid, FI_GETWAIT, &cq->fcq_fd));
 	if (ret)
 		goto err_fcq;
+	cq->wait_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (cq->wait_fd < 0) {
+		ret = -errno;
+		goto err_fcq;
+	}
+	if (ofi_epoll_add(cq->wait_fd, cq->event_fd) ||
+	    ofi_epoll_add(cq->wait_fd, cq->fcq_fd)) {
+		ret = -errno;
+		goto err_wait;
+	}
 	pthread_mutex_lock(&dev->lock);
 	ret = ofi_dev_add_cq(dev, cq);
 	pthread_mutex_unlock(&dev->lock);
 	if (ret)
-		goto err_fcq;
+		goto err_wait;
 	*cqp = cq;
 	return 0;
 
+err_wait:
+	close(cq->wait_fd);
 err_fcq:
 	fi_close(&cq->fcq->fid);
 err_efd:
@@ -473,6 +486,7 @@ int ofi_cq_destroy(struct dapl_tcq *cq)
 		cq->zombies = q->zombie_next;
 		free(q);
 	}
+	close(cq->wait_fd);
 	close(cq->event_fd);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq);
@@ -481,13 +495,30 @@ int ofi_cq_destroy(struct dapl_tcq *cq)
 
 int ofi_cq_wait_fd(struct dapl_tcq *cq)
 {
-	return cq->event_fd;
+	return cq->wait_fd;
 }
 
 int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only)
 {
+	struct ofi_subcq *sub;
+	struct fid *f;
+
 	(void)solicited_only;   /* no solicited events: every completion wakes */
 	pthread_mutex_lock(&cq->lock);
+	/* The consumer sleeps on libfabric's fds too (wait_fd): let
+	 * libfabric re-arm them, or a wakeup one already gave keeps it
+	 * readable.  What it says is moot: the core polls once more.
+	 * fi_trywait may move data, which only one thread may do at a time
+	 * (progress_lock, as in drain_fcq): two would complete a Send whose
+	 * receive is not yet in the CQ while a later one on another EP is. */
+	pthread_mutex_lock(&cq->dev->progress_lock);
+	f = &cq->fcq->fid;
+	(void)fi_trywait(cq->dev->fabric, &f, 1);
+	for (sub = cq->subs; sub; sub = sub->next) {
+		f = &sub->fcq->fid;
+		(void)fi_trywait(cq->dev->fabric, &f, 1);
+	}
+	pthread_mutex_unlock(&cq->dev->progress_lock);
 	cq->armed = true;
 	/* left out of the progress fd as busy: the thread must take it
 	 * back now, or this waiter sleeps until the next re-check */

@@ -29,12 +29,31 @@ static void pump_cqs(struct dapl_tdev *dev)
 	for (i = 0; i < dev->ncqs; i++) {
 		struct dapl_tcq *cq = dev->cqs[i];
 
-		pthread_mutex_lock(&cq->lock);
+		/* a consumer holding it is reading this CQ itself (cq_poll),
+		 * or about to: waiting on it would only delay both; its fd
+		 * stays readable for a later round if not */
+		if (pthread_mutex_trylock(&cq->lock))
+			continue;
 		ofi_cq_drain(cq);
 		ofi_cq_sweep(cq);
 		ofi_cq_kick(cq);
 		pthread_mutex_unlock(&cq->lock);
 	}
+}
+
+/* fi_trywait on the EQ and every CQ in the progress set.  It may move
+ * data, which only one thread may do at a time (progress_lock, as in
+ * drain_fcq): a consumer's cq_poll drains meanwhile, and two movers can
+ * complete a Send whose receive is not yet in the peer's CQ while a
+ * later Send's, on another EP, is (test_order). */
+static int try_wait(struct dapl_tdev *dev)
+{
+	int ret;
+
+	pthread_mutex_lock(&dev->progress_lock);
+	ret = fi_trywait(dev->fabric, dev->wait_fids, dev->nwait);
+	pthread_mutex_unlock(&dev->progress_lock);
+	return ret;
 }
 
 /* The tep behind an EQ entry's fid, if it is the live fid_ep of one.
@@ -216,9 +235,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		 * libfabric say whether sleeping on the other fds is safe
 		 * (it re-arms them). */
 		ofi_dev_update_busy(dev);
-		if (dev->nwait &&
-		    fi_trywait(dev->fabric, dev->wait_fids, dev->nwait) ==
-		    -FI_EAGAIN)
+		if (dev->nwait && try_wait(dev) == -FI_EAGAIN)
 			continue;       /* something came meanwhile */
 		ret = -EAGAIN;
 		goto out;

@@ -228,6 +228,36 @@ void dapl_ia_unpin(struct dapl_ia *ia)
 	(void)ia;
 }
 
+/* The IA's progress fds as a connection-EVD waiter sees them: cm_fd when
+ * a test sets it (else none), and the pass such a waiter runs when it
+ * fires: it reads cm_fd and posts ESTABLISHED for cm_ep on cm_evd, as
+ * the progress thread would. */
+static int cm_fd = -1;
+static DAT_EVD_HANDLE cm_evd;
+static struct dapl_ep cm_ep;
+static int cm_pumps;
+
+int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
+{
+	(void)ia;
+	if (cm_fd < 0 || max < 1)
+		return 0;
+	fds[0] = cm_fd;
+	return 1;
+}
+
+bool dapl_cm_waiter_pump(struct dapl_ia *ia)
+{
+	uint64_t v;
+
+	(void)ia;
+	cm_pumps++;
+	if (cm_fd >= 0 && read(cm_fd, &v, sizeof(v)) == sizeof(v) && cm_evd)
+		dapl_evd_post_connection(cm_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
+					 &cm_ep, 0, NULL);
+	return true;
+}
+
 void dapl_log(const char *fmt, ...)
 {
 	(void)fmt;
@@ -632,6 +662,39 @@ START_TEST(wait_timeout_expires)
 			  DAT_SUCCESS);
 	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
 			  .user_cookie.as_64, 7);
+}
+END_TEST
+
+/* A thread asleep on a connection EVD serves the IA's progress fds
+ * itself: what arrives there reaches it without the progress thread (the
+ * fake has none: only the waiter's own pass can post the event).  A DTO
+ * EVD's waiter leaves them alone. */
+START_TEST(connection_waiter_serves_progress_fds)
+{
+	DAT_EVD_HANDLE conn = make_evd(4, NULL, DAT_EVD_CONNECTION_FLAG);
+	DAT_EVD_HANDLE dto = make_evd(4, NULL, DAT_EVD_DTO_FLAG);
+	uint64_t one = 1;
+	DAT_EVENT ev;
+	DAT_COUNT nmore = -1;
+
+	cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(cm_fd, 0);
+	cm_evd = conn;
+	cm_pumps = 0;
+	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
+	/* 20 s: far beyond any machine's delay, and the fail if unserved */
+	ck_assert_uint_eq(dapl_evd_wait(conn, 20000000, 1, &ev, &nmore),
+			  DAT_SUCCESS);
+	ck_assert_uint_eq(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+	ck_assert_ptr_eq(ev.event_data.connect_event_data.ep_handle, &cm_ep);
+	ck_assert_int_eq(cm_pumps, 1);
+	/* the fd readable again: a DTO EVD's waiter does not run the pass */
+	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
+	ck_assert_uint_eq(dapl_evd_wait(dto, 10000, 1, &ev, &nmore), E_TIMEOUT);
+	ck_assert_int_eq(cm_pumps, 1);
+	close(cm_fd);
+	cm_fd = -1;
+	cm_evd = NULL;
 }
 END_TEST
 
@@ -1433,6 +1496,7 @@ int main(void)
 	tcase_add_test(tc, wait_threshold_and_nmore);
 	tcase_add_test(tc, wait_threshold_from_another_thread);
 	tcase_add_test(tc, wait_timeout_expires);
+	tcase_add_test(tc, connection_waiter_serves_progress_fds);
 	tcase_add_test(tc, unwaitable_wakes_waiter);
 	tcase_add_test(tc, one_waiter_at_a_time);
 	tcase_add_test(tc, cq_events_dequeue_after_software_events);

@@ -11,7 +11,10 @@
 # over tcp (when dat.conf has a tcp line), on plain kernel TCP sockets, on
 # DAT over ofi-tcp and on raw libfabric tcp, all in one dat_bench run, and
 # prints them as one table with the ratios tcp/socket, ofi-tcp/raw and
-# tcp/ofi-tcp.  Options after --targets go to dat_bench after the
+# tcp/ofi-tcp.  Then, in runs of their own: the 8-byte Send ping-pong
+# with blocking waits, and with 512 more connections idle on the same
+# EVDs, whose making (all at once) also gives the time per connection and
+# the client's memory per connected endpoint.  Options after --targets go to dat_bench after the
 # targets' own (-r 3, -n 500, ...).  Any other arguments run dat_bench
 # with just those and print its own table, as before the targets existed.
 #
@@ -129,6 +132,14 @@ if [ -n "$tcp_note" ]; then
 	[ "$rc" -eq 0 ] || exit $rc
 fi
 
+# The 8 B Send ping-pong with blocking waits (dat_evd_wait, fi_cq_sread,
+# a blocking recv): what a sleep and a wakeup cost each side.
+bench -t dat,raw,sock -m block -n 2000 -p sendrecv@8 -i "$([ -z "$tcp_note" ] &&
+	echo ofi-tcp,tcp || echo ofi-tcp)" "$@" >"$tmp/outblock" 2>&1
+rc=$?
+cat "$tmp/outblock"
+[ "$rc" -eq 0 ] && grep '^bench: ' "$tmp/outblock" >>"$tmp/out"
+
 # The 8 B ping-pong again with 512 more connections, idle, on the same
 # completion queues (dat_bench -e): what the endpoints a program keeps
 # connected cost each poll.  Sockets have no shared completion queue.
@@ -183,10 +194,12 @@ function ratio(a, b) {
 }
 END {
 	n = split("sendrecv poll 8|write poll 8|send_bw poll 1048576|" \
-		  "write_bw poll 1048576|connect block|sendrecv poll 8 idle", keys, "|")
+		  "write_bw poll 1048576|connect block|sendrecv poll 8 idle|" \
+		  "sendrecv block 8", keys, "|")
 	split("8 B Send ping-pong, polling|8 B RDMA Write ping-pong, polling|" \
 	      "1 MiB Send stream, polling|1 MiB RDMA Write stream, polling|" \
-	      "connection setup|8 B Send ping-pong, +512 idle conns", names, "|")
+	      "connection setup|8 B Send ping-pong, +512 idle conns|" \
+	      "8 B Send ping-pong, blocking", names, "|")
 	# sockets have no RDMA Write: the same bytes by send/recv stand in
 	sub_sock["write poll 8"] = "sendrecv poll 8"
 	sub_sock["write_bw poll 1048576"] = "send_bw poll 1048576"

@@ -39,6 +39,7 @@
 #define EVD_CQ_FLAGS (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG)
 #define EVD_POLL_BATCH 16
 #define EVD_CM_FDS 8       /* progress fds a connection-EVD waiter sleeps on */
+#define EVD_FDS_PER_CQ 4   /* cq_wait_fd and up to 3 more (cq_wait_more_fds) */
 
 #define ERR_ARG(n) DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG##n)
 #define ERR_HANDLE1 DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1)
@@ -170,8 +171,36 @@ static void arm_cq(struct dapl_evd *evd, struct dapl_tcq *cq)
 	ops->cq_arm(cq, 0);
 }
 
-/* Arms every CQ of the EVD and puts their wait fds in pfd (at most room);
- * returns how many CQs it has.  evd->lock held. */
+/* Whether the transport offers cq_wait_more_fds (transport.h). */
+static bool has_more_fds(const struct udapl_transport_ops *ops)
+{
+	return ops->size >= offsetof(struct udapl_transport_ops, cq_wait_more_fds) +
+			    sizeof(ops->cq_wait_more_fds) && ops->cq_wait_more_fds;
+}
+
+/* cq's wait fds from pfd[n] on, room slots in all: cq_wait_fd's, then any
+ * more the transport offers.  Returns the new n, counting the fds that
+ * did not fit too. */
+static int cq_fds(const struct udapl_transport_ops *ops, struct dapl_tcq *cq,
+		  struct pollfd *pfd, int n, int room)
+{
+	int more[EVD_FDS_PER_CQ - 1], k, i;
+
+	if (n < room)
+		pfd[n] = (struct pollfd){ .fd = ops->cq_wait_fd(cq), .events = POLLIN };
+	n++;
+	if (!has_more_fds(ops))
+		return n;
+	k = ops->cq_wait_more_fds(cq, more, EVD_FDS_PER_CQ - 1);
+	for (i = 0; i < k; i++, n++)
+		if (n < room)
+			pfd[n] = (struct pollfd){ .fd = more[i], .events = POLLIN };
+	return n;
+}
+
+/* Arms every CQ of the EVD and puts their wait fds in pfd (at most room,
+ * EVD_FDS_PER_CQ per CQ at most); returns how many fds they have, which
+ * may be more than room.  evd->lock held. */
 static int evd_arm(struct dapl_evd *evd, struct pollfd *pfd, int room)
 {
 	const struct udapl_transport_ops *ops = evd->ia->ops;
@@ -180,17 +209,11 @@ static int evd_arm(struct dapl_evd *evd, struct pollfd *pfd, int room)
 
 	if (evd->cq) {
 		arm_cq(evd, evd->cq);
-		if (n < room)
-			pfd[n] = (struct pollfd){ .fd = ops->cq_wait_fd(evd->cq),
-						  .events = POLLIN };
-		n++;
+		n = cq_fds(ops, evd->cq, pfd, n, room);
 	}
 	for (x = evd->xcqs; x; x = x->next) {
 		arm_cq(evd, x->cq);
-		if (n < room)
-			pfd[n] = (struct pollfd){ .fd = ops->cq_wait_fd(x->cq),
-						  .events = POLLIN };
-		n++;
+		n = cq_fds(ops, x->cq, pfd, n, room);
 	}
 	return n;
 }
@@ -820,8 +843,9 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	struct dapl_evd *evd = evd_get(evd_handle);
 	bool forever = timeout == DAT_TIMEOUT_INFINITE;
 	uint64_t deadline = 0, now = 0, left;
-	struct pollfd pfd_few[4 + EVD_CM_FDS], *pfd = pfd_few, *more;
-	int cap = 4;
+	struct pollfd pfd_few[1 + 2 * EVD_FDS_PER_CQ + EVD_CM_FDS], *pfd = pfd_few, *more;
+	int cap = 1 + 2 * EVD_FDS_PER_CQ;   /* event_fd and the CQs' fds */
+	int need;
 	struct timespec ts;
 	DAT_RETURN ret;
 	int nfds, ncq, rc, err, i;
@@ -882,9 +906,10 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			}
 		}
 		ncq = evd_ncq(evd);
-		if (ncq + 1 > cap) {
+		need = 1 + ncq * EVD_FDS_PER_CQ;
+		if (need > cap) {
 			/* an EVD shared with other IAs has one CQ per IA */
-			more = malloc((size_t)(ncq + 1 + EVD_CM_FDS) * sizeof(*more));
+			more = malloc((size_t)(need + EVD_CM_FDS) * sizeof(*more));
 			if (!more) {
 				*nmore = evd->count;
 				ret = DAT_ERROR(DAT_INSUFFICIENT_RESOURCES,
@@ -894,12 +919,13 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			if (pfd != pfd_few)
 				free(pfd);
 			pfd = more;
-			cap = ncq + 1;
+			cap = need;
 		}
 		pfd[0] = (struct pollfd){ .fd = evd->event_fd,
 					  .events = POLLIN };
 		nfds = 1;
 		if (ncq) {
+			/* at most EVD_FDS_PER_CQ each: they fit */
 			nfds += evd_arm(evd, pfd + 1, cap - 1);
 			if (evd_fill(evd) > 0 && evd->count >= threshold)
 				continue;

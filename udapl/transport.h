@@ -309,6 +309,13 @@ struct udapl_transport_ops {
 	 * once done: events the transport queues in that thread meanwhile
 	 * need not wake the progress thread. */
 	void (*cm_self_pump)(struct dapl_tdev *dev, bool on);
+	/* Optional.  More fds a consumer asleep on cq (armed) sleeps on
+	 * besides cq_wait_fd, at most max; when one fires the core polls
+	 * the CQ, and the poll finds what it signalled (ofi: libfabric's
+	 * own wait fds, so the consumer reads an arrival itself instead of
+	 * waiting for the progress thread to hand it over).  Polled only
+	 * while someone waits: never kept in an epoll set. */
+	int (*cq_wait_more_fds)(struct dapl_tcq *cq, int *fds, int max);
 };
 
 /* For transports too (util.c): one line, like libdat's own messages,

@@ -135,12 +135,8 @@ struct dapl_tcq {
 	struct dapl_tdev *dev;
 	pthread_mutex_t lock;
 	struct fid_cq *fcq;
-	int fcq_fd;                     /* libfabric's wait fd (in dev->epfd, wait_fd) */
-	int event_fd;                   /* the progress thread's wakeup */
-	int wait_fd;                    /* what cq_wait_fd returns: an epoll
-					 * set of event_fd and the libfabric
-					 * fds, so a sleeping consumer wakes
-					 * on the wire itself */
+	int fcq_fd;                     /* libfabric's wait fd (in dev->epfd) */
+	int event_fd;                   /* what cq_wait_fd returns */
 	bool armed;
 	uint32_t depth;
 	int users;                      /* queues of live endpoints */
@@ -318,6 +314,8 @@ struct dapl_tdev {
 int ofi_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);
 int ofi_cq_destroy(struct dapl_tcq *cq);
 int ofi_cq_wait_fd(struct dapl_tcq *cq);
+int ofi_cq_wait_more_fds(struct dapl_tcq *cq, int *fds, int max);
+int ofi_cq_wait_more_fds(struct dapl_tcq *cq, int *fds, int max);
 int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only);
 void ofi_cq_ack(struct dapl_tcq *cq);
 int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max);
@@ -470,8 +468,6 @@ int ofi_dev_sync_waits(struct dapl_tdev *dev);
 /* dev->lock held: reads the re-check timer (it woke the thread). */
 void ofi_dev_timer_drain(struct dapl_tdev *dev);
 /* Makes the progress fd readable (an SRQ limit, or more to do). */
-/* Adds fd to the epoll set epfd, for reading. */
-int ofi_epoll_add(int epfd, int fd);
 void ofi_dev_notify(struct dapl_tdev *dev);
 
 /* ---- ofi_event.c ----------------------------------------------------------------- */

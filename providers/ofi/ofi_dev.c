@@ -334,7 +334,7 @@ static int get_info(const char *prov, const struct sockaddr_storage *ss,
 	return ret == -FI_ENODATA ? -ENODEV : ofi_err(ret);
 }
 
-int ofi_epoll_add(int epfd, int fd)
+static int epoll_add(int epfd, int fd)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
 
@@ -439,13 +439,13 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		    fi_strerror(-ret));
 		goto err;
 	}
-	ret = ofi_epoll_add(dev->epfd, dev->eq_fd);
+	ret = epoll_add(dev->epfd, dev->eq_fd);
 	if (!ret)
-		ret = ofi_epoll_add(dev->epfd, dev->notify_fd);
+		ret = epoll_add(dev->epfd, dev->notify_fd);
 	if (!ret)
-		ret = ofi_epoll_add(dev->epfd, dapl_conn_events_fd(&dev->connq));
+		ret = epoll_add(dev->epfd, dapl_conn_events_fd(&dev->connq));
 	if (!ret)
-		ret = ofi_epoll_add(dev->epfd, dev->timer_fd);
+		ret = epoll_add(dev->epfd, dev->timer_fd);
 	if (!ret)
 		ret = ofi_dev_sync_waits(dev);
 	if (ret) {
@@ -619,9 +619,9 @@ static void cq_fds_epoll(struct dapl_tdev *dev, struct dapl_tcq *cq, bool in)
 	struct ofi_subcq *sub;
 
 	if (in) {
-		ofi_epoll_add(dev->epfd, cq->fcq_fd);
+		epoll_add(dev->epfd, cq->fcq_fd);
 		for (sub = cq->subs; sub; sub = sub->next)
-			ofi_epoll_add(dev->epfd, sub->fd);
+			epoll_add(dev->epfd, sub->fd);
 	} else {
 		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
 		for (sub = cq->subs; sub; sub = sub->next)
@@ -643,7 +643,7 @@ int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
 		dev->cqs = cqs;
 		dev->cqs_cap = cap;
 	}
-	ret = ofi_epoll_add(dev->epfd, cq->fcq_fd);
+	ret = epoll_add(dev->epfd, cq->fcq_fd);
 	if (ret)
 		return ret;
 	dev->cqs[dev->ncqs++] = cq;
@@ -675,16 +675,10 @@ int ofi_dev_add_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 {
 	int ret;
 
-	/* a consumer asleep on cq wakes on it too (ofi_cq_wait_fd) */
-	ret = ofi_epoll_add(cq->wait_fd, sub->fd);
-	if (ret)
-		return ret;
 	if (!cq->excluded) {
-		ret = ofi_epoll_add(dev->epfd, sub->fd);
-		if (ret) {
-			epoll_ctl(cq->wait_fd, EPOLL_CTL_DEL, sub->fd, NULL);
+		ret = epoll_add(dev->epfd, sub->fd);
+		if (ret)
 			return ret;
-		}
 	}
 	sub->next = cq->subs;
 	cq->subs = sub;
@@ -707,7 +701,6 @@ void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 	}
 	if (!cq->excluded)
 		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, sub->fd, NULL);
-	epoll_ctl(cq->wait_fd, EPOLL_CTL_DEL, sub->fd, NULL);
 	ofi_dev_sync_waits(dev);
 }
 

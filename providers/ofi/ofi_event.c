@@ -29,11 +29,11 @@ static void pump_cqs(struct dapl_tdev *dev)
 	for (i = 0; i < dev->ncqs; i++) {
 		struct dapl_tcq *cq = dev->cqs[i];
 
-		/* a consumer holding it is reading this CQ itself (cq_poll),
-		 * or about to: waiting on it would only delay both; its fd
-		 * stays readable for a later round if not */
-		if (pthread_mutex_trylock(&cq->lock))
-			continue;
+		/* always, even while a consumer holds it: a DTO error must be
+		 * seen before the EQ's shutdown that follows it, or the end
+		 * is DISCONNECTED where it must be BROKEN (test_dto's
+		 * recv_too_small_local_length caught a skip here) */
+		pthread_mutex_lock(&cq->lock);
 		ofi_cq_drain(cq);
 		ofi_cq_sweep(cq);
 		ofi_cq_kick(cq);

@@ -120,6 +120,7 @@ static int qp_make(struct dapl_tep *ep)
 	if (!qp && inl) {
 		/* inline data is an optimisation; do without it */
 		ia.cap.max_inline_data = 0;
+		inl = 0;
 		qp = ibv_create_qp(ep->pd->pd, &ia);
 	}
 	if (!qp)
@@ -134,7 +135,11 @@ static int qp_make(struct dapl_tep *ep)
 		err = verbs_cq_add_taker(ep->rcq, qp->qp_num, ep);
 	if (!err) {
 		ep->qp = qp;
-		ep->max_inline = ia.cap.max_inline_data;
+		/* what was asked, not what the device made of it: rxe
+		 * reports at least max_send_sge x 16 bytes even when asked
+		 * for none, and DAPL_VERBS_INLINE=0 must turn inline off */
+		ep->max_inline = ia.cap.max_inline_data < inl ?
+				 ia.cap.max_inline_data : inl;
 		ep->state = VERBS_EP_IDLE;
 	}
 	verbs_ep_unlock_cqs(ep);

@@ -853,10 +853,11 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	 * and serves itself (dapl_cm_waiter_pump); -1 = not looked up yet */
 	int cm_fds[EVD_CM_FDS], ncm = -1, cm_at = 0;
 	bool cm_skip = false, pinned = false;
-	struct dapl_ia *cm_ia;
+	struct dapl_ia *ia;
 
 	if (!evd)
 		return ERR_HANDLE1;
+	ia = evd->ia;           /* for the EVD's life; pinned for the CM fds */
 	if (!event)
 		return ERR_ARG(4);
 	if (!nmore)
@@ -897,10 +898,10 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			if (evd->flags & (DAT_EVD_CONNECTION_FLAG | DAT_EVD_CR_FLAG)) {
 				/* the IA outlives this wait (it is alive while
 				 * its EVD is); ia->lock comes before evd->lock */
-				dapl_ia_pin(evd->ia);
+				dapl_ia_pin(ia);
 				pinned = true;
 				pthread_mutex_unlock(&evd->lock);
-				ncm = dapl_cm_waiter_fds(evd->ia, cm_fds, EVD_CM_FDS);
+				ncm = dapl_cm_waiter_fds(ia, cm_fds, EVD_CM_FDS);
 				pthread_mutex_lock(&evd->lock);
 				continue;       /* look again: it was unlocked */
 			}
@@ -947,14 +948,12 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		err = rc < 0 ? errno : 0;
 		for (i = cm_at; rc > 0 && i < nfds; i++)
 			if (pfd[i].revents & POLLIN) {
-				cm_skip = !dapl_cm_waiter_pump(evd->ia);
+				cm_skip = !dapl_cm_waiter_pump(ia);
 				break;
 			}
 		pthread_mutex_lock(&evd->lock);
 		if (evd_dead(evd)) {
 			/* freed or its IA closed while we slept */
-			struct dapl_ia *ia = evd->ia;
-
 			pthread_mutex_unlock(&evd->lock);
 			evd_release(evd);
 			if (pfd != pfd_few)
@@ -983,12 +982,11 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		}
 	}
 	evd->waiting = false;
-	cm_ia = evd->ia;        /* evd may go once unlocked */
 	pthread_mutex_unlock(&evd->lock);
 	if (pfd != pfd_few)
 		free(pfd);
 	if (pinned)
-		dapl_ia_unpin(cm_ia);
+		dapl_ia_unpin(ia);
 	return ret;
 }
 

@@ -7,11 +7,7 @@
 #                  NS" (test/net/check-net.sh: the server on another host)
 #
 #   dt_run ARGS...            runs "$DAPLTEST ARGS", counts it in
-#                             dt_runs/dt_passed, shows the command line.
-#                             With DT_RETRY_MPA_RACE set (soft-iWARP), a
-#                             run whose connect ended "BROKEN instead of
-#                             ESTABLISHED" runs once more, counted in
-#                             dt_retried: siw's MPA race, dapl_verbs(7)
+#                             dt_runs/dt_passed, shows the command line
 #   dt_summary NAME           "NAME: <runs> runs, <passed> passed"; status
 #                             0 when all passed
 #   dt_random_port            a port in 20000..31999 (below the Linux
@@ -32,7 +28,6 @@ DAPLTEST=${DAPLTEST:-dapltest}
 DAPLTEST_PORT=${DAPLTEST_PORT:-45278}
 dt_runs=0
 dt_passed=0
-dt_retried=0
 dt_server_pid=
 dt_cat_pid=
 dt_server_rc=
@@ -40,23 +35,7 @@ dt_server_rc=
 dt_run() {
 	echo "+ dapltest $*"
 	dt_runs=$((dt_runs + 1))
-	if [ -n "${DT_RETRY_MPA_RACE:-}" ]; then
-		_err=$(mktemp "${TMPDIR:-/tmp}/dt-run.XXXXXX") || return 1
-		"$DAPLTEST" "$@" 2>"$_err"
-		_rc=$?
-		cat "$_err" >&2
-		if [ $_rc -ne 0 ] && grep -q 'BROKEN instead of ESTABLISHED' "$_err"; then
-			echo "dt_run: once more: a connect ended BROKEN (soft-iWARP's MPA race, dapl_verbs(7))"
-			dt_retried=$((dt_retried + 1))
-			"$DAPLTEST" "$@"
-			_rc=$?
-		fi
-		rm -f "$_err"
-	else
-		"$DAPLTEST" "$@"
-		_rc=$?
-	fi
-	if [ $_rc -eq 0 ]; then
+	if "$DAPLTEST" "$@"; then
 		dt_passed=$((dt_passed + 1))
 		return 0
 	fi
@@ -65,11 +44,7 @@ dt_run() {
 }
 
 dt_summary() {
-	if [ "$dt_retried" -gt 0 ]; then
-		echo "$1: $dt_runs runs, $dt_passed passed, $dt_retried retried"
-	else
-		echo "$1: $dt_runs runs, $dt_passed passed"
-	fi
+	echo "$1: $dt_runs runs, $dt_passed passed"
 	[ "$dt_runs" -eq "$dt_passed" ]
 }
 

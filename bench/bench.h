@@ -118,6 +118,11 @@ void raw_accept(struct raw_listener *l, struct bench_conn *c,
 		size_t max_size, int delivery_complete);
 void raw_connect(const char *prov, uint16_t port, struct bench_conn *c,
 		 size_t max_size, int delivery_complete);
+/* One more connection on base's domain and EQ, with CQs and memory of its
+ * own (dat_bench -T); the client's and the server's calls pair up in
+ * order.  Close it before base. */
+void raw_connect_more(struct bench_conn *base, struct bench_conn *c,
+		      int client, size_t max_size, int delivery_complete);
 const char *raw_version(void);
 
 /* Plain kernel TCP sockets (sock_bench.c), TCP_NODELAY, over 127.0.0.1:
@@ -130,5 +135,9 @@ void sock_accept(struct sock_listener *l, struct bench_conn *c,
 		 size_t max_size, size_t cm_hdr);
 void sock_connect(uint16_t port, struct bench_conn *c, size_t max_size,
 		  size_t cm_hdr);
+/* One more connection to the same listener (dat_bench -T): the server
+ * accepts on base's listener, the client connects to its port. */
+void sock_connect_more(struct bench_conn *base, struct bench_conn *c,
+		       int client, size_t max_size);
 
 #endif

@@ -61,6 +61,7 @@ struct raw_conn {
 	struct fid_fabric *fabric;
 	int own_fabric;
 	struct fid_domain *domain;
+	int own_domain;
 	struct fid_eq *eq;
 	int own_eq;
 	struct fid_pep *pep;            /* server: the listener, for setup */
@@ -197,7 +198,8 @@ struct raw_listener *raw_listen(const char *prov, uint16_t *port)
 
 static const struct bench_ops raw_ops;
 
-/* Domain, memory, CQs and endpoint for info; receives posted. */
+/* Domain (unless r has one: raw_connect_more), memory, CQs and endpoint
+ * for info; receives posted. */
 static void conn_setup(struct raw_conn *r, struct bench_conn *c,
 		       size_t max_size, int delivery_complete)
 {
@@ -210,7 +212,10 @@ static void conn_setup(struct raw_conn *r, struct bench_conn *c,
 	r->buf = bench_alloc(max_size, &r->buflen);
 	r->tx_flags = FI_COMPLETION |
 			 (delivery_complete ? FI_DELIVERY_COMPLETE : 0);
-	FI_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
+	if (!r->domain) {
+		FI_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
+		r->own_domain = 1;
+	}
 	FI_CHECK(fi_mr_reg(r->domain, r->buf, r->buflen,
 			   FI_SEND | FI_RECV | FI_READ | FI_WRITE |
 			   FI_REMOTE_READ | FI_REMOTE_WRITE,
@@ -301,6 +306,58 @@ void raw_connect(const char *prov, uint16_t port, struct bench_conn *c,
 	if (n < sizeof(*ent) + sizeof(r->peer))
 		bench_die(BENCH_EXIT_FAIL, "raw: accept without the peer's buffer");
 	memcpy(&r->peer, ent->data, sizeof(r->peer));
+}
+
+/* One more connection between the same two sides, made the way libdat
+ * makes one more on the same IA and PZ (dat_bench -T): an endpoint on
+ * base's domain (libdat: the PZ's), bound to base's EQ (the IA's), with
+ * a send and a receive CQ of its own (each EP its own request and receive
+ * EVD, and each EVD is a libfabric CQ of its own in libdat) and its own
+ * registered buffer.  The domain is FI_THREAD_SAFE, so one thread per
+ * connection may drive it while others drive theirs.  The server takes
+ * the request from base's listener, the client connects to the same port
+ * as base; the two sides make them in the same order, one at a time.
+ * raw_close leaves base's domain, EQ and fabric alone. */
+void raw_connect_more(struct bench_conn *base, struct bench_conn *c,
+		      int client, size_t max_size, int delivery_complete)
+{
+	struct raw_conn *b = rc_of(base), *r = calloc(1, sizeof(*r));
+	_Alignas(8) uint8_t buf[RAW_CM_BUF];
+	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
+	struct bench_remote me;
+	size_t n;
+
+	if (!r)
+		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	r->fabric = b->fabric;
+	r->domain = b->domain;
+	r->eq = b->eq;
+	if (client) {
+		r->info = fi_dupinfo(b->info);
+		if (!r->info)
+			bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
+	} else {
+		/* the setup pattern may have kept a request for later: none
+		 * here, -T runs no other pattern */
+		eq_expect(r->eq, FI_CONNREQ, buf, &n);
+		if (n < sizeof(*ent) + sizeof(r->peer))
+			bench_die(BENCH_EXIT_FAIL,
+				  "raw: connect request without the peer's buffer");
+		memcpy(&r->peer, ent->data, sizeof(r->peer));
+		r->info = ent->info;
+	}
+	conn_setup(r, c, max_size, delivery_complete);
+	own_remote(r, c, &me);
+	if (client) {
+		FI_CHECK(fi_connect(r->ep, r->info->dest_addr, &me, sizeof(me)));
+		eq_expect(r->eq, FI_CONNECTED, buf, &n);
+		if (n < sizeof(*ent) + sizeof(r->peer))
+			bench_die(BENCH_EXIT_FAIL, "raw: accept without the peer's buffer");
+		memcpy(&r->peer, ent->data, sizeof(r->peer));
+	} else {
+		FI_CHECK(fi_accept(r->ep, &me, sizeof(me)));
+		eq_expect(r->eq, FI_CONNECTED, buf, NULL);
+	}
 }
 
 /* ---- the primitives --------------------------------------------------------- */
@@ -655,7 +712,8 @@ static int raw_close(struct bench_conn *c, int client)
 	fi_close(&r->rxcq->fid);
 	fi_close(&r->txcq->fid);
 	fi_close(&r->mr->fid);
-	fi_close(&r->domain->fid);
+	if (r->own_domain)
+		fi_close(&r->domain->fid);
 	if (r->pep) {
 		fi_close(&r->pep->fid);
 		fi_freeinfo(r->pep_info);

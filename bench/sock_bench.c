@@ -192,6 +192,22 @@ void sock_connect(uint16_t port, struct bench_conn *c, size_t max_size,
 		sock_fail("connect");
 }
 
+void sock_connect_more(struct bench_conn *base, struct bench_conn *c,
+		       int client, size_t max_size)
+{
+	struct sock_conn *b = sc_of(base), *s;
+
+	if (client) {
+		sock_connect(b->port, c, max_size, b->cm_hdr);
+		return;
+	}
+	s = conn_init(c, max_size, b->cm_hdr);
+	s->fd = accept(b->lfd, NULL, NULL);
+	if (s->fd < 0)
+		sock_fail("accept");
+	nodelay(s->fd);
+}
+
 /* ---- the primitives --------------------------------------------------------- */
 
 /* Hands queued sends to the kernel.  may_block: the head may sleep until

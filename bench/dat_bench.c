@@ -42,6 +42,14 @@
  * with DAPL_OFI_COMPLETION=transmit in the environment libdat does too
  * (bench/delivery-cost.sh compares the two).
  *
+ * -T n replaces the patterns by one: the 8-byte Send ping-pong, busy-polled,
+ * run by 1 thread and then by n threads on each side at once, each thread
+ * on a connection of its own (DAT: its own EP and EVDs on the stack's one
+ * IA and PZ; raw: its own endpoint and CQs on one domain and EQ; sockets:
+ * its own socket), a fixed number of round trips each: how each stack
+ * degrades when more threads poll than there are CPUs.  Nothing is
+ * pinned then.
+ *
  * Exit status: 0; 1 on any failure; 3 when libdat answered
  * DAT_NOT_IMPLEMENTED (its LMR or DTO calls are not there yet); -R
  * measures raw libfabric only. */
@@ -55,6 +63,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -73,6 +82,9 @@
 #define MAX_SIZES 8
 #define MAX_REPS 21
 #define MAX_IDLE 4096           /* -e */
+#define MAX_THREADS 64          /* -T */
+#define MT_ITERS_DIV 50         /* -T: round trips per thread = iters / this, */
+#define MT_ITERS_MIN 10         /* at least this */
 #define MAX_IAS 3
 #define MAX_STACKS (MAX_IAS + 2)
 #define STUCK_S 30              /* one measurement longer than this is a hang */
@@ -124,6 +136,9 @@ static struct {
 	size_t cm_hdr;
 	int raw_dc;
 	int idle;               /* -e */
+	int threads;            /* -T; 0: the patterns instead */
+	long mt_iters;          /* -T: round trips per thread */
+	int ncpus;              /* CPUs this process may run on */
 	int verbose;
 	int quiet;
 } opt = {
@@ -257,6 +272,8 @@ struct dat_conn {
 	DAT_CONN_QUAL qual;
 	void *buf;
 	size_t buflen;
+	int borrowed;                   /* -T: ia, pz, cr_evd are another
+					 * connection's (dat_open_more) */
 };
 
 /* what: a call as DCHECK quotes it; only the function name is printed. */
@@ -582,11 +599,16 @@ static int dat_close(struct bench_conn *c, int client)
 		SOFT(dat_psp_free(d->psp));
 	SOFT(dat_evd_free(d->rcv_evd));
 	SOFT(dat_evd_free(d->req_evd));
-	SOFT(dat_evd_free(d->cr_evd));
-	SOFT(dat_evd_free(d->setup_evd));
+	if (!d->borrowed) {
+		SOFT(dat_evd_free(d->cr_evd));
+		SOFT(dat_evd_free(d->setup_evd));
+	}
 	SOFT(dat_evd_free(d->conn_evd));
-	SOFT(dat_pz_free(d->pz));
-	SOFT(dat_ia_close(d->ia, bad ? DAT_CLOSE_ABRUPT_FLAG : DAT_CLOSE_GRACEFUL_FLAG));
+	if (!d->borrowed) {
+		SOFT(dat_pz_free(d->pz));
+		SOFT(dat_ia_close(d->ia, bad ? DAT_CLOSE_ABRUPT_FLAG :
+				  DAT_CLOSE_GRACEFUL_FLAG));
+	}
 #undef SOFT
 	free(d->buf);
 	free(d);
@@ -607,11 +629,11 @@ static const struct bench_ops dat_ops = {
 	.close = dat_close,
 };
 
-/* IA, PZ, EVDs, the registered buffer and the EP, receives posted. */
-static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
-				 const struct stack *st)
+/* The request and receive EVDs, the registered buffer and the EP (its
+ * connection events to d->conn_evd), receives posted. */
+static void dat_ep_open(struct dat_conn *d, struct bench_conn *c,
+			size_t max_size, const struct stack *st)
 {
-	struct dat_conn *d = calloc(1, sizeof(*d));
 	DAT_REGION_DESCRIPTION region;
 	DAT_VLEN reg_len = 0;
 	DAT_VADDR reg_addr = 0;
@@ -619,20 +641,6 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
 	DAT_COUNT qlen = opt.window + 16;
 	int i;
 
-	if (!d)
-		bench_die(BENCH_EXIT_FAIL, "out of memory");
-	d->async = DAT_HANDLE_NULL;
-	DCHECK(dat_ia_open((DAT_NAME_PTR)st->ia, 8, &d->async, &d->ia));
-	DCHECK(dat_pz_create(d->ia, &d->pz));
-	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
-			      &d->conn_evd));
-	/* -e: the idle connections are made and end all at once: their
-	 * events and requests all fit (a request that finds the CR EVD full
-	 * is refused) */
-	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL,
-			      DAT_EVD_CONNECTION_FLAG, &d->setup_evd));
-	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
-			      &d->cr_evd));
 	DCHECK(dat_evd_create(d->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			      &d->req_evd));
 	DCHECK(dat_evd_create(d->ia, BENCH_NRECV + 8, DAT_HANDLE_NULL,
@@ -673,6 +681,29 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
 	bench_layout(c, d->buf, max_size);
 	for (i = 0; i < BENCH_NRECV; i++)
 		dat_post_recv(c, i);
+}
+
+/* IA, PZ, EVDs, the registered buffer and the EP, receives posted. */
+static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
+				 const struct stack *st)
+{
+	struct dat_conn *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		bench_die(BENCH_EXIT_FAIL, "out of memory");
+	d->async = DAT_HANDLE_NULL;
+	DCHECK(dat_ia_open((DAT_NAME_PTR)st->ia, 8, &d->async, &d->ia));
+	DCHECK(dat_pz_create(d->ia, &d->pz));
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			      &d->conn_evd));
+	/* -e: the idle connections are made and end all at once: their
+	 * events and requests all fit (a request that finds the CR EVD full
+	 * is refused); -T: its connections are requested one at a time */
+	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL,
+			      DAT_EVD_CONNECTION_FLAG, &d->setup_evd));
+	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
+			      &d->cr_evd));
+	dat_ep_open(d, c, max_size, st);
 	return d;
 }
 
@@ -744,6 +775,32 @@ static void dat_client_connect(struct bench_conn *c, DAT_CONN_QUAL qual)
 		       "waiting for ESTABLISHED");
 	peer_triplet(d, ev.event_data.connect_event_data.private_data_size,
 		     ev.event_data.connect_event_data.private_data, "the accept");
+}
+
+/* -T: one more connection on base's IA and PZ, with EVDs of its own
+ * (connection, request, receive) and its own registered buffer, so that a
+ * thread driving it touches no EVD another thread drives.  The server
+ * takes its request from base's PSP; the client connects to the same
+ * PSP; both make them in the same order, one at a time. */
+static void dat_open_more(struct bench_conn *base, struct bench_conn *c,
+			  size_t max_size, const struct stack *st, int client)
+{
+	struct dat_conn *b = dc_of(base), *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		bench_die(BENCH_EXIT_FAIL, "out of memory");
+	d->borrowed = 1;
+	d->ia = b->ia;
+	d->pz = b->pz;
+	d->cr_evd = b->cr_evd;
+	d->async = b->async;
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			      &d->conn_evd));
+	dat_ep_open(d, c, max_size, st);
+	if (client)
+		dat_client_connect(c, b->qual);
+	else
+		dat_server_accept(c);
 }
 
 /* ---- the patterns (one copy for both stacks) ------------------------------------ */
@@ -1185,6 +1242,189 @@ static void run_all(struct bench_conn *conns[MAX_STACKS], int client)
 		}
 }
 
+/* ---- -T: threads polling at once, more of them than CPUs --------------------------- */
+
+#define MT_SIZE 8               /* the ping-pong's message */
+
+/* Each stack's -T connections, opt.threads of them (the 1-thread run uses
+ * the first), and the client's values: [0] 1 thread, [1] opt.threads. */
+static struct bench_conn *tconn[MAX_STACKS];
+static double mt_us[2][MAX_STACKS][MAX_REPS];
+
+struct mt_arg {
+	struct bench_conn *c;
+	int client;
+	long warm, n;
+	pthread_barrier_t *bar; /* client: all warm before the clock starts */
+	uint64_t t0, t1;
+};
+
+/* n round trips of MT_SIZE bytes on c, busy-polled: the sendrecv
+ * pattern's loop without its per-iteration clock. */
+static void mt_pingpong(struct bench_conn *c, int client, long n)
+{
+	const struct bench_ops *o = c->ops;
+	long i;
+	int slot;
+
+	for (i = 0; i < n; i++) {
+		if (client)
+			o->post_send(c, MT_SIZE);
+		wait_rx(c, MT_SIZE, BENCH_POLL, &slot);
+		if (!client)
+			o->post_send(c, MT_SIZE);
+		o->post_recv(c, slot);
+		drain_tx(c, 0, BENCH_POLL);
+	}
+}
+
+static void *mt_main(void *p)
+{
+	struct mt_arg *a = p;
+
+	mt_pingpong(a->c, a->client, a->warm);
+	if (a->bar)
+		pthread_barrier_wait(a->bar);
+	a->t0 = now_ns();
+	mt_pingpong(a->c, a->client, a->n);
+	a->t1 = now_ns();
+	return NULL;
+}
+
+/* Warm-up round trips per thread: a tenth, at least 2 (with many threads
+ * spinning, each one costs as much as a timed one). */
+static long mt_warmup(long n)
+{
+	return n / 10 < 2 ? 2 : n / 10;
+}
+
+/* One run: nthreads threads, each on its own connection of stack st,
+ * both sides; the client's value is the wall time from the first thread
+ * leaving the barrier to the last one done, over the round trips one
+ * thread made: microseconds per round trip. */
+static double mt_run(struct bench_conn *main_conn, int st, int nthreads, int client)
+{
+	static char label[96];
+	struct mt_arg arg[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	pthread_barrier_t bar;
+	struct rusage ru0, ru1;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	long n = opt.mt_iters, rts;
+	int i, err;
+
+	snprintf(label, sizeof(label), "%s sendrecv poll size %d, %d thread%s",
+		 main_conn->name, MT_SIZE, nthreads, nthreads > 1 ? "s" : "");
+	current_test = label;
+	alarm(STUCK_S);
+	sync_peers(main_conn, client);
+	if (client && pthread_barrier_init(&bar, NULL, (unsigned)nthreads))
+		bench_die(BENCH_EXIT_FAIL, "pthread_barrier_init failed");
+	getrusage(RUSAGE_SELF, &ru0);
+	for (i = 0; i < nthreads; i++) {
+		arg[i] = (struct mt_arg){
+			.c = &tconn[st][i], .client = client,
+			.warm = mt_warmup(n), .n = n, .bar = client ? &bar : NULL,
+		};
+		err = pthread_create(&tid[i], NULL, mt_main, &arg[i]);
+		if (err)
+			bench_die(BENCH_EXIT_FAIL, "pthread_create: %s", strerror(err));
+	}
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(tid[i], NULL);
+		if (arg[i].t0 < t0)
+			t0 = arg[i].t0;
+		if (arg[i].t1 > t1)
+			t1 = arg[i].t1;
+		if (tconn[st][i].tx_out != 0)
+			bench_die(BENCH_EXIT_FAIL, "%s: %d sends never completed", label,
+				  tconn[st][i].tx_out);
+	}
+	alarm(0);
+	getrusage(RUSAGE_SELF, &ru1);
+	if (client)
+		pthread_barrier_destroy(&bar);
+	if (!client)
+		return 0;
+	/* -v: the client's context switches per round trip, warm-up
+	 * included: sleeps (voluntary: a futex, a blocking wait) and
+	 * preemptions or yields (involuntary) */
+	rts = (long)nthreads * (n + mt_warmup(n));
+	if (opt.verbose)
+		fprintf(stderr, "dat_bench: %-40s %10.4g us per round trip; client context "
+			"switches per round trip: %.2f voluntary, %.2f involuntary\n", label,
+			(double)(t1 - t0) / 1000.0 / (double)n,
+			(double)(ru1.ru_nvcsw - ru0.ru_nvcsw) / (double)rts,
+			(double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / (double)rts);
+	return (double)(t1 - t0) / 1000.0 / (double)n;
+}
+
+/* -T: 1 thread, then opt.threads, every stack back to back, the first
+ * rotating with the repetition, as run_all does. */
+static void run_threads(struct bench_conn *conns[MAX_STACKS], int client)
+{
+	int rep, ti, k, st;
+
+	for (rep = 0; rep < opt.reps; rep++)
+		for (ti = 0; ti < 2; ti++) {
+			if (client && opt.quiet)
+				quiet_wait();
+			for (k = 0; k < nstacks; k++) {
+				st = (rep + k) % nstacks;
+				mt_us[ti][st][rep] = mt_run(conns[st], st,
+							    ti ? opt.threads : 1, client);
+			}
+		}
+}
+
+/* -T: opt.threads more connections per stack, made one at a time by both
+ * sides in the same order, before anything is timed. */
+static void connect_threads(struct bench_conn *conns[MAX_STACKS], int client)
+{
+	int k, i;
+
+	for (k = 0; k < nstacks; k++) {
+		stage_of("connecting -T connections", k);
+		tconn[k] = calloc((size_t)opt.threads, sizeof(tconn[k][0]));
+		if (!tconn[k])
+			bench_die(BENCH_EXIT_FAIL, "out of memory");
+		for (i = 0; i < opt.threads; i++)
+			switch (stacks[k].kind) {
+			case K_DAT:
+				dat_open_more(conns[k], &tconn[k][i], MT_SIZE, &stacks[k],
+					      client);
+				break;
+			case K_RAW:
+				raw_connect_more(conns[k], &tconn[k][i], client, MT_SIZE,
+						 opt.raw_dc);
+				break;
+			case K_SOCK:
+				sock_connect_more(conns[k], &tconn[k][i], client, MT_SIZE);
+				break;
+			default:
+				break;
+			}
+	}
+}
+
+/* Before the stacks' own connections: their IAs, domains, listeners. */
+static int close_threads(int client)
+{
+	int k, i, bad = 0;
+
+	for (k = 0; k < nstacks; k++) {
+		if (!tconn[k])
+			continue;
+		stage_of("closing -T connections", k);
+		for (i = 0; i < opt.threads; i++)
+			if (tconn[k][i].ops->close(&tconn[k][i], client))
+				bad = 1;
+		free(tconn[k]);
+		tconn[k] = NULL;
+	}
+	return bad;
+}
+
 static void pin(int cpu)
 {
 	cpu_set_t set;
@@ -1236,7 +1476,8 @@ static int server_main(int pipe_fd)
 	int bad = 0, k;
 
 	bench_role = "server";
-	pin(opt.cpu[0]);
+	if (!opt.threads)
+		pin(opt.cpu[0]);        /* -T: the threads float over every CPU */
 	alloc_arrays();
 	/* every stack's listener first, their ports to the client in one line */
 	for (k = 0; k < nstacks; k++) {
@@ -1291,11 +1532,18 @@ static int server_main(int pipe_fd)
 		if (opt.idle && conns[k]->ops->idle)
 			conns[k]->ops->idle(conns[k], 0, opt.idle);
 	}
+	if (opt.threads)
+		connect_threads(conns, 0);
 	alarm(0);
 
-	run_all(conns, 0);
+	if (opt.threads)
+		run_threads(conns, 0);
+	else
+		run_all(conns, 0);
 
 	alarm(STUCK_S);
+	if (close_threads(0))
+		bad = 1;
 	for (k = 0; k < nstacks; k++) {
 		stage_of("closing", k);
 		exchange(conns[k], 0, 8, BENCH_POLL);   /* "done" */
@@ -1454,6 +1702,105 @@ static void report_idle(struct bench_conn *conns[MAX_STACKS])
 			       idle_us[k] / opt.idle, (double)idle_kib[k] / opt.idle);
 }
 
+/* -T: per stack, us per round trip with 1 and with opt.threads threads,
+ * the aggregate round trips per second, and how much the time per round
+ * trip grew (time(N)/time(1)); the usual ratio columns on each row. */
+static void report_threads(void)
+{
+	double med[3][MAX_STACKS], tmp[MAX_REPS], v, ratio;
+	char a[32], name[3][40];
+	int ti, st, rep, k, row, raw = -1, sock = -1, dat0 = -1, width[2 * MAX_IAS + 1];
+
+	for (st = nstacks - 1; st >= 0; st--) {
+		if (stacks[st].kind == K_DAT)
+			dat0 = st;
+		if (stacks[st].kind == K_RAW)
+			raw = st;
+		if (stacks[st].kind == K_SOCK)
+			sock = st;
+	}
+	for (ti = 0; ti < 2; ti++)
+		for (st = 0; st < nstacks; st++) {
+			for (rep = 0; rep < opt.reps; rep++)
+				tmp[rep] = mt_us[ti][st][rep];
+			med[ti][st] = median(tmp, opt.reps);
+		}
+	for (st = 0; st < nstacks; st++)
+		med[2][st] = med[1][st] / med[0][st];
+	for (k = 0; k < nratios; k++) {
+		width[k] = (int)strlen(ratios[k].label);
+		if (width[k] < 8)
+			width[k] = 8;
+	}
+	snprintf(name[0], sizeof(name[0]), "us per round trip");
+	snprintf(name[1], sizeof(name[1]), "round trips/s, all");
+	snprintf(name[2], sizeof(name[2]), "time(%d)/time(1)", opt.threads);
+	printf("\n%-8s %-20s", "threads", "value");
+	for (st = 0; st < nstacks; st++)
+		printf(" %14s", stacks[st].label);
+	for (k = 0; k < nratios; k++)
+		printf(" %*s", width[k], ratios[k].label);
+	printf("\n");
+	/* rows: us at 1 and N, rate at 1 and N, degradation */
+	for (row = 0; row < 5; row++) {
+		int nth = row == 1 || row == 3 ? opt.threads : 1;
+
+		if (row < 4)
+			printf("%-8d %-20s", nth, name[row / 2]);
+		else
+			printf("%-8s %-20s", "", name[2]);
+		for (st = 0; st < nstacks; st++) {
+			if (row < 2)
+				snprintf(a, sizeof(a), "%.2f us", med[row][st]);
+			else if (row < 4)
+				snprintf(a, sizeof(a), "%.0f", nth * 1e6 / med[row - 2][st]);
+			else
+				snprintf(a, sizeof(a), "%.2f", med[2][st]);
+			printf(" %14s", a);
+		}
+		for (k = 0; k < nratios; k++) {
+			int m = row < 2 ? row : row < 4 ? row - 2 : 2;
+
+			ratio = med[m][ratios[k].num] / med[m][ratios[k].den];
+			if (row == 2 || row == 3)
+				ratio = 1 / ratio;      /* rates */
+			/* spinning stacks can be 1000 times apart */
+			snprintf(a, sizeof(a), ratio < 0.095 ? "%.2g" : "%.2f", ratio);
+			printf(" %*s", width[k], a);
+		}
+		printf("\n");
+	}
+	printf("\n");
+	for (ti = 0; ti < 2; ti++) {
+		int nth = ti ? opt.threads : 1;
+
+		printf("bench: pattern=sendrecv_mt wait=poll size=%d threads=%d cpus=%d",
+		       MT_SIZE, nth, opt.ncpus);
+		print_kv("dat", "us", dat0 >= 0 ? med[ti][dat0] : NAN);
+		for (st = 0; st < nstacks; st++)
+			if (stacks[st].kind == K_DAT && st != dat0)
+				print_kv(stacks[st].key, "us", med[ti][st]);
+		print_kv("raw", "us", raw >= 0 ? med[ti][raw] : NAN);
+		if (sock >= 0)
+			print_kv("sock", "us", med[ti][sock]);
+		/* the aggregate rate, every stack in the same order */
+		v = dat0 >= 0 ? med[ti][dat0] : NAN;
+		print_kv("dat", "rtps", nth * 1e6 / v);
+		for (st = 0; st < nstacks; st++)
+			if (stacks[st].kind == K_DAT && st != dat0)
+				print_kv(stacks[st].key, "rtps", nth * 1e6 / med[ti][st]);
+		print_kv("raw", "rtps", raw >= 0 ? nth * 1e6 / med[ti][raw] : NAN);
+		if (sock >= 0)
+			print_kv("sock", "rtps", nth * 1e6 / med[ti][sock]);
+		ratio = dat0 >= 0 && raw >= 0 ? med[ti][dat0] / med[ti][raw] : NAN;
+		if (isnan(ratio))
+			printf(" ratio=-\n");
+		else
+			printf(" ratio=%.3f\n", ratio);
+	}
+	fflush(stdout);
+}
+
 static void report(struct bench_conn *conns[MAX_STACKS])
 {
 	double med[MAX_STACKS], ratio;
@@ -1551,7 +1898,8 @@ static int client_main(int pipe_fd)
 	int bad = 0, k;
 
 	bench_role = "client";
-	pin(opt.cpu[1]);
+	if (!opt.threads)
+		pin(opt.cpu[1]);
 	alloc_arrays();
 	/* open the DAT side first: a libdat without LMRs says so here */
 	for (k = 0; k < nstacks; k++)
@@ -1603,10 +1951,17 @@ static int client_main(int pipe_fd)
 			idle_kib[k] = rss_kib() - kib0;
 		}
 	}
+	if (opt.threads)
+		connect_threads(conns, 1);
 	alarm(0);
 
-	run_all(conns, 1);
-	report(conns);
+	if (opt.threads) {
+		run_threads(conns, 1);
+		report_threads();
+	} else {
+		run_all(conns, 1);
+		report(conns);
+	}
 	if (opt.idle)
 		report_idle(conns);
 	if (quiet_busy)
@@ -1615,6 +1970,8 @@ static int client_main(int pipe_fd)
 		       quiet_busy, quiet_count);
 
 	alarm(STUCK_S);
+	if (close_threads(1))
+		bad = 1;
 	for (k = 0; k < nstacks; k++) {
 		stage_of("closing", k);
 		exchange(conns[k], 1, 8, BENCH_POLL);
@@ -1631,7 +1988,7 @@ static void usage(int status)
 	fprintf(status ? stderr : stdout,
 		"usage: dat_bench [-n iters] [-s sizes] [-r reps] [-w window] [-c srvcpu,clicpu]\n"
 		"                 [-p patterns] [-m waits] [-i ia[,ia...]] [-t stacks] [-H bytes]\n"
-		"                 [-W dc|tx] [-e n] [-R|-D] [-Q] [-v]\n"
+		"                 [-W dc|tx] [-e n] [-T threads] [-R|-D] [-Q] [-v]\n"
 		"  -n iters     latency iterations per run with busy-polling (default %ld;\n"
 		"               blocking runs and connection setup do iters/4; streaming\n"
 		"               sends ~256 MiB, between iters and 3*iters messages)\n"
@@ -1657,13 +2014,20 @@ static void usage(int status)
 		"               as the measured one (DAT and raw; default 0, max %d), made\n"
 		"               all at once: the client's time and memory for them are\n"
 		"               reported too\n"
+		"  -T n         instead of the patterns: an 8 B Send ping-pong, busy-polled,\n"
+		"               by 1 thread and by n threads per side at once (2 .. %d), each\n"
+		"               on a connection of its own with its own EVDs/CQs (DAT: on the\n"
+		"               stack's one IA and PZ; raw: on its one domain and EQ), iters/%d\n"
+		"               round trips per thread (at least %d); processes and threads\n"
+		"               are not pinned (-c is ignored); us per round trip = wall time\n"
+		"               / round trips per thread, and time(n)/time(1)\n"
 		"  -R           raw libfabric only (-t raw)\n"
 		"  -D           DAT only (-t dat; for profiling libdat)\n"
 		"  -Q           do not wait for a quiet machine before each measurement\n"
 		"               (by default up to 0.5 s each, 6 s in all, for < 15%% CPU busy)\n"
 		"  -v           print every run's value on stderr\n",
 		opt.iters, opt.reps, MAX_REPS, opt.window, CONNECT_PDATA, MAX_IAS, CM_HDR,
-		MAX_IDLE);
+		MAX_IDLE, MAX_THREADS, MT_ITERS_DIV, MT_ITERS_MIN);
 	exit(status);
 }
 
@@ -1818,7 +2182,7 @@ static void parse_opts(int argc, char **argv)
 	int c, raw_only = 0, dat_only = 0;
 	long v;
 
-	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:H:W:e:RDQvh")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:H:W:e:T:RDQvh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.iters = strtol(optarg, &end, 10);
@@ -1854,6 +2218,11 @@ static void parse_opts(int argc, char **argv)
 		case 'e':
 			opt.idle = (int)strtol(optarg, &end, 10);
 			if (*end || opt.idle < 0 || opt.idle > MAX_IDLE)
+				usage(2);
+			break;
+		case 'T':
+			opt.threads = (int)strtol(optarg, &end, 10);
+			if (*end || opt.threads < 2 || opt.threads > MAX_THREADS)
 				usage(2);
 			break;
 		case 'c':
@@ -1918,8 +2287,13 @@ static void parse_opts(int argc, char **argv)
 			usage(2);
 		}
 	}
-	if (optind != argc || (raw_only && dat_only))
+	if (optind != argc || (raw_only && dat_only) || (opt.threads && opt.idle))
 		usage(2);
+	/* -T: N threads spinning on fewer CPUs make a round trip wait for the
+	 * scheduler, some 40-60 ms each with 8 threads per side on 2 CPUs */
+	opt.mt_iters = opt.iters / MT_ITERS_DIV;
+	if (opt.mt_iters < MT_ITERS_MIN)
+		opt.mt_iters = MT_ITERS_MIN;
 	if (!opt.kinds[K_DAT] && !opt.kinds[K_RAW] && !opt.kinds[K_SOCK])
 		usage(2);
 	resolve_sizes();
@@ -1949,8 +2323,18 @@ int main(int argc, char **argv)
 
 	parse_opts(argc, argv);
 	signal(SIGALRM, on_alarm);
+	{
+		cpu_set_t set;
 
-	if (opt.cpu[0] < 0)
+		CPU_ZERO(&set);
+		opt.ncpus = sched_getaffinity(0, sizeof(set), &set) == 0 ?
+			    CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	}
+
+	if (opt.threads)
+		snprintf(buf, sizeof(buf), "not pinned (-T: every thread may run on any "
+			 "of the %d CPUs)", opt.ncpus);
+	else if (opt.cpu[0] < 0)
 		snprintf(buf, sizeof(buf), "not pinned");
 	else
 		snprintf(buf, sizeof(buf), "server on CPU %d, client on CPU %d",
@@ -1973,13 +2357,24 @@ int main(int argc, char **argv)
 	printf("dat_bench: %s, 127.0.0.1, %s\n", who, buf);
 	dat_tx = getenv("DAPL_OFI_COMPLETION");
 	dat_tx = dat_tx && strcmp(dat_tx, "transmit") == 0 ? "transmit" : "delivery";
-	printf("dat_bench: median of %d repetitions; latency %ld iterations polling, %ld blocking;"
-	       " write window %d, Send/RDMA Write completion: DAT %s, raw %s\n",
-	       opt.reps, lat_iters(BENCH_POLL), lat_iters(BENCH_BLOCK), opt.window, dat_tx,
-	       opt.raw_dc ? "delivery" : "transmit");
-	printf("dat_bench: latency = half round trip (lower is better), bandwidth in GB/s = 1e9 B/s"
-	       " (higher is better)\n");
-	if (opt.pats[P_CONNECT])
+	if (opt.threads) {
+		printf("dat_bench: -T %d: %d B Send ping-pong, busy-polled, by 1 and by %d threads"
+		       " per side at once, each thread on a connection (and EVDs/CQs) of its"
+		       " own; %ld round trips per thread; median of %d repetitions;"
+		       " Send completion: DAT %s, raw %s\n", opt.threads, MT_SIZE,
+		       opt.threads, opt.mt_iters, opt.reps, dat_tx,
+		       opt.raw_dc ? "delivery" : "transmit");
+		printf("dat_bench: us per round trip = wall time until the last thread is done"
+		       " / round trips per thread (lower is better)\n");
+	} else {
+		printf("dat_bench: median of %d repetitions; latency %ld iterations polling, %ld"
+		       " blocking; write window %d, Send/RDMA Write completion: DAT %s, raw %s\n",
+		       opt.reps, lat_iters(BENCH_POLL), lat_iters(BENCH_BLOCK), opt.window,
+		       dat_tx, opt.raw_dc ? "delivery" : "transmit");
+		printf("dat_bench: latency = half round trip (lower is better), bandwidth in"
+		       " GB/s = 1e9 B/s (higher is better)\n");
+	}
+	if (opt.pats[P_CONNECT] && !opt.threads)
 		printf("dat_bench: connect = us per connection set up and torn down (%ld per run;"
 		       " size = private data each way%s)\n", lat_iters(BENCH_BLOCK),
 		       opt.kinds[K_SOCK] ? "; sockets send that plus -H bytes" : "");

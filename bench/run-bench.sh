@@ -14,7 +14,10 @@
 # tcp/ofi-tcp.  Then, in runs of their own: the 8-byte Send ping-pong
 # with blocking waits, and with 512 more connections idle on the same
 # EVDs, whose making (all at once) also gives the time per connection and
-# the client's memory per connected endpoint.  Options after --targets go to dat_bench after the
+# the client's memory per connected endpoint, and by 8 threads per side
+# at once, each busy-polling a connection of its own (dat_bench -T 8: more
+# pollers than CPUs; not pinned, -c is ignored there), against the same
+# with 1 thread.  Options after --targets go to dat_bench after the
 # targets' own (-r 3, -n 500, ...).  Any other arguments run dat_bench
 # with just those and print its own table, as before the targets existed.
 #
@@ -153,24 +156,57 @@ rc=$?
 cat "$tmp/out512"
 [ "$rc" -eq 0 ] && grep '^bench: ' "$tmp/out512" >>"$tmp/out"
 
+# The 8 B ping-pong by 1 thread and by 8 threads per side at once, each
+# thread busy-polling a connection (and EVDs/CQs) of its own: more pollers
+# than CPUs, where every round trip waits for the scheduler (dat_bench -T).
+# Nothing is pinned: the threads float over all the CPUs allowed.  -n 2000
+# is 40 round trips per thread, about 30 s here (with 8 threads a spinning
+# round trip takes tens of ms).
+bench -t dat,raw,sock -T 8 -n 2000 -i "$ias_scale" "$@" >"$tmp/outthr" 2>&1
+rc=$?
+cat "$tmp/outthr"
+[ "$rc" -eq 0 ] && grep '^bench: ' "$tmp/outthr" >>"$tmp/out"
+
 # "bench: pattern=P wait=W size=S [idle=N] dat_X=v [dat2_X=v] raw_X=v
 # sock_X=v ratio=r" (dat = ofi-tcp, dat2 = tcp) -> the targets table
 grep '^bench: ' "$tmp/out" | awk -v tcp_note="$tcp_note" '
+# bw: 0 latency, 1 bandwidth, 2 a factor
 function val(v, bw) {
 	if (v == "" || v == "-")
 		return "-"
+	if (bw == 2)
+		return sprintf("%.1fx", v)
 	return bw ? sprintf("%.3f GB/s", v) : sprintf("%.2f us", v)
 }
 function ratio(a, b) {
 	if (a == "" || a == "-" || b == "" || b == "-" || b + 0 == 0)
 		return "-"
-	return sprintf("%.2f", a / b)
+	# a stack that spins can be 1000 times slower than one that yields
+	return sprintf(a / b < 0.095 ? "%.2g" : "%.2f", a / b)
+}
+# time(N threads)/time(1 thread)
+function growth(n, one) {
+	if (n == "" || n == "-" || one == "" || one == "-" || one + 0 == 0)
+		return "-"
+	return n / one
 }
 {
 	delete f
 	for (i = 2; i <= NF; i++) {
 		split($i, kv, "=")
 		f[kv[1]] = kv[2]
+	}
+	if (f["pattern"] == "sendrecv_mt") {
+		# the -T run: us per round trip with 1 thread and with N
+		key = f["threads"] == 1 ? "mt 1" : "mt n"
+		if (f["threads"] != 1)
+			mt_n = f["threads"]
+		mt_cpus = f["cpus"]
+		tcp[key] = f["dat2_us"]
+		ofi[key] = f["dat_us"]
+		raw[key] = f["raw_us"]
+		sock[key] = f["sock_us"]
+		next
 	}
 	if (f["pattern"] == "connect_all") {
 		# the -e run: its connections made all at once, and memory
@@ -193,24 +229,40 @@ function ratio(a, b) {
 	sock[key] = f["sock_" unit]
 }
 END {
+	if (mt_n == "")
+		mt_n = 8
+	if (mt_cpus == "")
+		mt_cpus = "?"
 	n = split("sendrecv poll 8|write poll 8|send_bw poll 1048576|" \
 		  "write_bw poll 1048576|connect block|sendrecv poll 8 idle|" \
-		  "sendrecv block 8", keys, "|")
+		  "sendrecv block 8|mt n|mt growth", keys, "|")
 	split("8 B Send ping-pong, polling|8 B RDMA Write ping-pong, polling|" \
 	      "1 MiB Send stream, polling|1 MiB RDMA Write stream, polling|" \
 	      "connection setup|8 B Send ping-pong, +512 idle conns|" \
-	      "8 B Send ping-pong, blocking", names, "|")
+	      "8 B Send ping-pong, blocking|" \
+	      "8 B Send ping-pong, " mt_n " threads polling on " mt_cpus " cores|" \
+	      "  the same, time(" mt_n " threads)/time(1)", names, "|")
+	tcp["mt growth"] = growth(tcp["mt n"], tcp["mt 1"])
+	ofi["mt growth"] = growth(ofi["mt n"], ofi["mt 1"])
+	raw["mt growth"] = growth(raw["mt n"], raw["mt 1"])
+	sock["mt growth"] = growth(sock["mt n"], sock["mt 1"])
 	# sockets have no RDMA Write: the same bytes by send/recv stand in
 	sub_sock["write poll 8"] = "sendrecv poll 8"
 	sub_sock["write_bw poll 1048576"] = "send_bw poll 1048576"
 	if (pdata != "")
 		names[5] = names[5] " (" pdata " B pd)"
-	printf "\n%-35s %12s %12s %12s %13s %11s %12s %12s\n", "target", "DAT tcp",
+	# the name column: as wide as the longest name, 35 at least
+	w = 35
+	for (k = 1; k <= n; k++)
+		if (length(names[k]) > w)
+			w = length(names[k])
+	namefmt = "%-" w "s"
+	printf "\n" namefmt " %12s %12s %12s %13s %11s %12s %12s\n", "target", "DAT tcp",
 	       "socket", "DAT ofi-tcp", "raw libfabric", "tcp/socket", "ofi-tcp/raw",
 	       "tcp/ofi-tcp"
 	for (k = 1; k <= n; k++) {
 		key = keys[k]
-		bw = key ~ /_bw/
+		bw = key ~ /_bw/ ? 1 : key == "mt growth" ? 2 : 0
 		t = tcp_note != "" ? "n/a" : tcp[key]
 		s = sock[key]
 		mark = ""
@@ -219,7 +271,7 @@ END {
 			if (s != "" && s != "-")
 				mark = "*"
 		}
-		printf "%-35s %12s %12s %12s %13s %11s %12s %12s\n", names[k],
+		printf namefmt " %12s %12s %12s %13s %11s %12s %12s\n", names[k],
 		       t == "n/a" ? t : val(t, bw), val(s, bw) mark, val(ofi[key], bw),
 		       val(raw[key], bw), t == "n/a" ? t : ratio(t, s),
 		       ratio(ofi[key], raw[key]), t == "n/a" ? t : ratio(t, ofi[key])
@@ -237,7 +289,7 @@ END {
 			}
 			if (tcp_note != "")
 				t = "n/a"
-			printf "%-35s %12s %12s %12s %13s %11s %12s %12s\n", cnames[k],
+			printf namefmt " %12s %12s %12s %13s %11s %12s %12s\n", cnames[k],
 			       t == "n/a" || t == "" ? "n/a" : sprintf(fmt, t), "-",
 			       o == "" ? "-" : sprintf(fmt, o), r == "" ? "-" : sprintf(fmt, r),
 			       "-", ratio(o, r), t == "n/a" || t == "" ? "n/a" : ratio(t, o)
@@ -246,6 +298,12 @@ END {
 	print ""
 	print "* socket: the send/recv figure of the same size (sockets have no RDMA Write)"
 	print "latency (us): a ratio above 1 is slower; bandwidth (GB/s): below 1 is slower"
+	if (ofi["mt n"] != "" || raw["mt n"] != "") {
+		print "threads: us = wall time until all " mt_n " threads (each side) are done / round trips" \
+		      " per thread, a whole round trip; not pinned"
+		print "time(" mt_n " threads)/time(1): how much that grew from 1 thread; a ratio below 1" \
+		      " degrades less"
+	}
 	if (tcp_note != "")
 		print "DAT tcp: " tcp_note
 }'

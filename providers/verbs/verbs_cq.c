@@ -226,6 +226,10 @@ static void queue_complete(struct verbs_queue *q, struct verbs_slot *s,
 	if (s->status != DAPL_TWC_SUCCESS && s->status != DAPL_TWC_FLUSHED &&
 	    ep && ep->state == VERBS_EP_CONNECTED &&
 	    !atomic_exchange(&ep->faulted, true)) {
+		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: a %s failed: %s (vendor "
+			 "error %#x)", (void *)ep, q->is_send ?
+			 "request" : "receive", ibv_wc_status_str(wc->status),
+			 (unsigned)wc->vendor_err);
 		atomic_store(&ep->dev->faults, true);
 		verbs_dev_notify(ep->dev);
 	}
@@ -262,6 +266,9 @@ static void cq_take(struct dapl_tcq *cq, const struct ibv_wc *wc)
 	if (s->status != DAPL_TWC_SUCCESS && s->status != DAPL_TWC_FLUSHED &&
 	    ep && ep->state == VERBS_EP_CONNECTED &&
 	    !atomic_exchange(&ep->faulted, true)) {
+		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: a %s failed: %s (vendor "
+			 "error %#x)", (void *)ep, "SRQ receive", ibv_wc_status_str(wc->status),
+			 (unsigned)wc->vendor_err);
 		atomic_store(&ep->dev->faults, true);
 		verbs_dev_notify(ep->dev);
 	}

@@ -62,6 +62,8 @@ static void take_faults(struct dapl_tdev *dev)
 			continue;
 		if (ep->state != VERBS_EP_CONNECTED)
 			continue;
+		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: a DTO failed -> connection "
+			 "event %d", (void *)ep, (int)DAPL_TCM_CONN_ERROR);
 		verbs_ep_teardown(ep);
 		dapl_conn_events_queue(&dev->connq, &ep->cev,
 				       DAPL_TCM_CONN_ERROR, -EIO, NULL, 0);
@@ -113,6 +115,9 @@ static int take_async(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		if (ep->state != VERBS_EP_CONNECTED &&
 		    ep->state != VERBS_EP_CONNECTING)
 			return 0;
+		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: async %s -> connection "
+			 "event %d", (void *)ep, ibv_event_type_str(type),
+			 (int)DAPL_TCM_CONN_ERROR);
 		return ep_ends(ep, DAPL_TCM_CONN_ERROR, -EIO, ev);
 	case IBV_EVENT_COMM_EST:
 		/* data came before the handshake's last message: tell the CM */
@@ -358,12 +363,17 @@ int verbs_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			r = 1;
 			break;
 		}
-		r = take_async(dev, ev);
+		/* rdma_cm's word on a connection before the device's on its
+		 * QP: when the peer closes while its RDMA Reads are still
+		 * being answered, siw also raises QP_REQ_ERR here, and with
+		 * both already queued the close is what happened
+		 * (DISCONNECTED, not BROKEN) */
+		r = take_cm(dev, ev);
 		if (r == 1)
 			break;
 		if (r == 0)
 			continue;
-		r = take_cm(dev, ev);
+		r = take_async(dev, ev);
 		if (r == 1)
 			break;
 		if (r == 0)

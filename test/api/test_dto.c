@@ -1759,6 +1759,7 @@ START_TEST(flush_on_disconnect)
 	struct adv a;
 	struct hx_msg m;
 	struct tally t;
+	DAT_EVENT_NUMBER sev;
 	int sep, i, status = 0;
 	int client_side = _i == 0;
 
@@ -1806,8 +1807,10 @@ START_TEST(flush_on_disconnect)
 			      "%d unknown, %d extra", NREADS, t.flushed, t.other,
 			      status_str(t.other_status), t.dup, t.stray, t.extra);
 		ck_assert_int_eq(kill(srv.pid, SIGCONT), 0);
-		ck_assert_msg(srv_wait_conn(sep, NULL) == DAT_CONNECTION_EVENT_DISCONNECTED,
-			      "the server's connection event after the client's disconnect");
+		sev = srv_wait_conn(sep, NULL);
+		ck_assert_msg(sev == DAT_CONNECTION_EVENT_DISCONNECTED,
+			      "the server's connection event after the client's disconnect: %s",
+			      hx_event_str(sev));
 	} else {
 		cmd(S_DISCONNECT, sep, DAT_CLOSE_GRACEFUL_FLAG, 0, 0, 0, 0, 0, 0);
 		answer(R_VAL, &m);

@@ -106,6 +106,14 @@ struct ofi_slot {
 	uint64_t owner;                 /* SRQ slots: the ep that took it */
 	uint32_t rkey;
 	uint64_t raddr;
+	/* The segments are not kept here: libfabric copies them when it
+	 * takes the request, so only a held slot needs them (its queue's
+	 * held_iov/held_desc).  Kept in every slot they were more than half
+	 * of an endpoint's memory. */
+};
+
+/* A request's segments in libfabric's terms. */
+struct ofi_sgl {
 	struct iovec iov[OFI_MAX_SGE];
 	void *desc[OFI_MAX_SGE];
 };
@@ -126,6 +134,10 @@ struct ofi_queue {
 	uint32_t nready;                /* slots on the CQ's ready list */
 	uint32_t reads;                 /* RDMA Reads posted and not completed */
 	struct ofi_queue *zombie_next;
+	/* the segments of held slots (not yet given to libfabric), max_sge
+	 * per slot at the slot's index; made when the first is held */
+	struct iovec *held_iov;
+	void **held_desc;
 	struct ofi_slot slots[];
 };
 
@@ -348,8 +360,13 @@ void ofi_slot_complete(struct ofi_slot *s, enum dapl_twc_status status,
 		       uint32_t byte_len, int vendor_err);
 /* Completes every unfinished slot as FLUSHED (the fid_ep is closed). */
 void ofi_queue_flush(struct ofi_queue *q);
-/* Posts s on fep; 0 or a negative errno. */
-int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s);
+/* Posts s, of segments iov/desc (s->niov), on fep; 0 or a negative errno. */
+int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s,
+		  struct iovec *iov, void **desc);
+/* Keeps s's segments until it is submitted: 0, or -ENOMEM. */
+int ofi_slot_hold(struct ofi_queue *q, struct ofi_slot *s,
+		  const struct ofi_sgl *sgl);
+void ofi_queue_free(struct ofi_queue *q);
 
 /* ---- ofi_ep.c ------------------------------------------------------------------ */
 
@@ -421,8 +438,8 @@ struct dapl_tsrq *ofi_srq_take_limit(struct dapl_tdev *dev);
 void ofi_srq_free_all(struct dapl_tdev *dev);
 /* The segments' total length, or -EINVAL (too many, too long). */
 int64_t ofi_sge_total(const struct dapl_tsge *sge, int nsge, uint32_t max);
-/* Copies the segments into s (iov, desc, niov). */
-void ofi_sge_fill(struct ofi_slot *s, const struct dapl_tsge *sge, int nsge);
+/* The segments in libfabric's terms. */
+void ofi_sge_fill(struct ofi_sgl *sgl, const struct dapl_tsge *sge, int nsge);
 
 /* ---- ofi_dev.c ------------------------------------------------------------------- */
 

@@ -46,13 +46,55 @@ struct ofi_queue *ofi_queue_alloc(struct dapl_tcq *cq, struct dapl_tep *ep,
 	return q;
 }
 
+void ofi_queue_free(struct ofi_queue *q)
+{
+	if (!q)
+		return;
+	free(q->held_iov);
+	free(q->held_desc);
+	free(q);
+}
+
+/* Where s's segments wait while it is held. */
+static size_t held_index(const struct ofi_queue *q, const struct ofi_slot *s)
+{
+	return (size_t)(s - q->slots) * q->max_sge;
+}
+
+int ofi_slot_hold(struct ofi_queue *q, struct ofi_slot *s,
+		  const struct ofi_sgl *sgl)
+{
+	size_t at;
+	int i;
+
+	if (!q->held_iov) {
+		size_t n = (size_t)q->depth * q->max_sge;
+
+		q->held_iov = calloc(n ? n : 1, sizeof(*q->held_iov));
+		q->held_desc = calloc(n ? n : 1, sizeof(*q->held_desc));
+		if (!q->held_iov || !q->held_desc) {
+			free(q->held_iov);
+			free(q->held_desc);
+			q->held_iov = NULL;
+			q->held_desc = NULL;
+			return -ENOMEM;
+		}
+	}
+	at = held_index(q, s);
+	for (i = 0; i < s->niov; i++) {
+		q->held_iov[at + (size_t)i] = sgl->iov[i];
+		q->held_desc[at + (size_t)i] = sgl->desc[i];
+	}
+	return 0;
+}
+
 void ofi_queue_release(struct ofi_queue *q)
 {
 	struct dapl_tcq *cq = q->cq;
 
 	q->ep = NULL;
 	if (q->nready == 0) {
-		free(q);
+		ofi_queue_free(q);
 		return;
 	}
 	q->zombie_next = cq->zombies;
@@ -68,7 +110,7 @@ void ofi_cq_sweep(struct dapl_tcq *cq)
 
 		if (q->nready == 0) {
 			*pp = q->zombie_next;
-			free(q);
+			ofi_queue_free(q);
 		} else {
 			pp = &q->zombie_next;
 		}
@@ -191,14 +233,15 @@ static uint64_t completion_flags(void)
 	return tx_flags;
 }
 
-int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
+int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s,
+		  struct iovec *iov, void **desc)
 {
 	ssize_t ret;
 
 	switch (s->opcode) {
 	case DAPL_TWC_SEND: {
 		struct fi_msg msg = {
-			.msg_iov = s->iov, .desc = s->desc, .iov_count = s->niov,
+			.msg_iov = iov, .desc = desc, .iov_count = s->niov,
 			.context = s,
 		};
 
@@ -210,7 +253,7 @@ int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
 	}
 	case DAPL_TWC_RECV: {
 		struct fi_msg msg = {
-			.msg_iov = s->iov, .desc = s->desc, .iov_count = s->niov,
+			.msg_iov = iov, .desc = desc, .iov_count = s->niov,
 			.context = s,
 		};
 
@@ -223,7 +266,7 @@ int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s)
 			.addr = s->raddr, .len = s->byte_len, .key = s->rkey,
 		};
 		struct fi_msg_rma msg = {
-			.msg_iov = s->iov, .desc = s->desc, .iov_count = s->niov,
+			.msg_iov = iov, .desc = desc, .iov_count = s->niov,
 			.rma_iov = &rma, .rma_iov_count = 1, .context = s,
 		};
 
@@ -259,7 +302,8 @@ void ofi_queue_submit(struct ofi_queue *q)
 			break;
 		s->state = OFI_SLOT_POSTED;
 		q->submit++;
-		ret = ofi_slot_post(fep, s);
+		ret = ofi_slot_post(fep, s, q->held_iov + held_index(q, s),
+				    q->held_desc + held_index(q, s));
 		if (ret) {
 			/* Late failure: the request completes with the error. */
 			s->state = OFI_SLOT_DONE;
@@ -349,8 +393,11 @@ static bool take_error(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
  * pass in tcp 1.17 (an epoll_wait and a sweep of every endpoint on the
  * CQ), so a short batch ends the drain: the read stopped because the
  * queue held no more successes, and what arrives later makes the CQ's fd
- * readable for the progress thread.  Only an error entry can be left at
- * the head (a read stops in front of one), and take_error sees it.
+ * readable for the progress thread.  An error entry can be left at the
+ * head (a read stops in front of one): the next read of anyone, which
+ * comes before a consumer sleeps (the core polls after arming), returns
+ * -FI_EAVAIL for it and take_error takes it.  Not looking for it after
+ * every short batch saves an fi_cq_readerr per dequeue.
  *
  * One thread at a time per device: tcp 1.17 sends a delivery-complete
  * acknowledgement before it writes the receive's completion, both under
@@ -373,8 +420,6 @@ static void drain_fcq(struct dapl_tcq *cq, struct fid_cq *fcq, uint64_t owner)
 				cq_complete_entry(cq, &ent[i], owner);
 			if (n == CQ_BATCH)
 				continue;       /* there may be more */
-			if (take_error(cq, fcq, owner))
-				continue;
 			break;
 		}
 		if (n == -FI_EAVAIL && take_error(cq, fcq, owner))
@@ -471,7 +516,7 @@ int ofi_cq_destroy(struct dapl_tcq *cq)
 	fi_close(&cq->fcq->fid);
 	while ((q = cq->zombies)) {
 		cq->zombies = q->zombie_next;
-		free(q);
+		ofi_queue_free(q);
 	}
 	close(cq->event_fd);
 	pthread_mutex_destroy(&cq->lock);

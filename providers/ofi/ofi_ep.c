@@ -264,8 +264,8 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 		ep->rq = ofi_queue_alloc(recv_cq, ep, false, attr->max_recv_wr,
 					 attr->max_recv_sge);
 	if (!ep->sq || (!srq && !ep->rq)) {
-		free(ep->sq);
-		free(ep->rq);
+		ofi_queue_free(ep->sq);
+		ofi_queue_free(ep->rq);
 		free(ep);
 		return -ENOMEM;
 	}
@@ -282,8 +282,8 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 		subcqs_release(ep);
 		ofi_ep_unlock_cqs(ep);
 		pthread_mutex_unlock(&dev->lock);
-		free(ep->sq);
-		free(ep->rq);
+		ofi_queue_free(ep->sq);
+		ofi_queue_free(ep->rq);
 		free(ep);
 		return ret;
 	}

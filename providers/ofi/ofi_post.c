@@ -2,7 +2,9 @@
  *
  * A request is given to libfabric at once unless it must wait: receives
  * posted before the fid_ep exists, and anything posted behind a FENCE
- * request that waits for earlier RDMA Reads (tcp ignores FI_FENCE). */
+ * request that waits for earlier RDMA Reads (tcp ignores FI_FENCE).  Only
+ * those keep their segments (the queue's held arrays, made the first time
+ * one is held: the one allocation there can be). */
 #include "config.h"
 
 #include <errno.h>
@@ -23,17 +25,16 @@ int64_t ofi_sge_total(const struct dapl_tsge *sge, int nsge, uint32_t max)
 	return (int64_t)total;
 }
 
-void ofi_sge_fill(struct ofi_slot *s, const struct dapl_tsge *sge, int nsge)
+void ofi_sge_fill(struct ofi_sgl *sgl, const struct dapl_tsge *sge, int nsge)
 {
 	int i;
 
 	for (i = 0; i < nsge; i++) {
-		s->iov[i].iov_base = (void *)(uintptr_t)sge[i].addr;
-		s->iov[i].iov_len = sge[i].length;
-		s->desc[i] = sge[i].mr && sge[i].mr->fmr ?
-			     fi_mr_desc(sge[i].mr->fmr) : NULL;
+		sgl->iov[i].iov_base = (void *)(uintptr_t)sge[i].addr;
+		sgl->iov[i].iov_len = sge[i].length;
+		sgl->desc[i] = sge[i].mr && sge[i].mr->fmr ?
+			       fi_mr_desc(sge[i].mr->fmr) : NULL;
 	}
-	s->niov = (uint8_t)nsge;
 }
 
 static int post(struct dapl_tep *ep, struct ofi_queue *q,
@@ -43,6 +44,7 @@ static int post(struct dapl_tep *ep, struct ofi_queue *q,
 {
 	struct dapl_tcq *cq = q->cq;
 	struct ofi_slot *s;
+	struct ofi_sgl sgl;
 	int64_t total;
 	int ret = 0;
 
@@ -68,7 +70,8 @@ static int post(struct dapl_tep *ep, struct ofi_queue *q,
 	s->byte_len = (uint32_t)total;
 	s->raddr = raddr;
 	s->rkey = rkey;
-	ofi_sge_fill(s, sge, nsge);
+	s->niov = (uint8_t)nsge;
+	ofi_sge_fill(&sgl, sge, nsge);
 
 	if (ep->state == OFI_EP_DOWN) {
 		/* The connection is over (maybe not yet reported): like a
@@ -77,13 +80,20 @@ static int post(struct dapl_tep *ep, struct ofi_queue *q,
 		ofi_cq_kick(cq);
 		goto out;
 	}
-	if (!ep->fep)
-		goto out;       /* a receive before connect/accept: held */
-	if (q->submit + 1 != q->tail || (s->fence && q->reads > 0))
-		goto out;       /* behind a fence: submitted when reads are in */
+	/* A receive before connect/accept, or a request behind a fence
+	 * (submitted when the reads are in): held */
+	if (!ep->fep || q->submit + 1 != q->tail ||
+	    (s->fence && q->reads > 0)) {
+		ret = ofi_slot_hold(q, s, &sgl);
+		if (ret) {
+			s->state = OFI_SLOT_FREE;
+			q->tail--;
+		}
+		goto out;
+	}
 
 	s->state = OFI_SLOT_POSTED;
-	ret = ofi_slot_post(ep->fep, s);
+	ret = ofi_slot_post(ep->fep, s, sgl.iov, sgl.desc);
 	if (ret) {
 		s->state = OFI_SLOT_FREE;
 		q->tail--;

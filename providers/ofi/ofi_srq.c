@@ -149,6 +149,7 @@ int ofi_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
 		      int nsge, uint64_t context)
 {
 	struct ofi_slot *s = NULL;
+	struct ofi_sgl sgl;
 	int64_t total;
 	uint32_t i;
 	int ret;
@@ -181,13 +182,14 @@ int ofi_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
 	s->status = DAPL_TWC_SUCCESS;
 	s->vendor_err = 0;
 	s->byte_len = 0;
-	ofi_sge_fill(s, sge, nsge);
+	s->niov = (uint8_t)nsge;
+	ofi_sge_fill(&sgl, sge, nsge);
 	STORE(&s->state, OFI_SLOT_POSTED);
 	ADD(&srq->inuse, 1);
 	ADD(&srq->avail, 1);
 	{
 		struct fi_msg msg = {
-			.msg_iov = s->iov, .desc = s->desc,
+			.msg_iov = sgl.iov, .desc = sgl.desc,
 			.iov_count = s->niov, .context = s,
 		};
 

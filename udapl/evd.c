@@ -171,6 +171,28 @@ static void arm_cq(struct dapl_evd *evd, struct dapl_tcq *cq)
 	ops->cq_arm(cq, 0);
 }
 
+/* Whether the transport offers cq_disarm (transport.h). */
+static bool has_disarm(const struct udapl_transport_ops *ops)
+{
+	return ops->size >= offsetof(struct udapl_transport_ops, cq_disarm) +
+			    sizeof(ops->cq_disarm) && ops->cq_disarm;
+}
+
+/* The waiter leaves: every CQ of the EVD is no longer slept on.
+ * evd->lock held. */
+static void evd_disarm(struct dapl_evd *evd)
+{
+	const struct udapl_transport_ops *ops = evd->ia->ops;
+	struct dapl_xcq *x;
+
+	if (!has_disarm(ops))
+		return;
+	if (evd->cq)
+		ops->cq_disarm(evd->cq);
+	for (x = evd->xcqs; x; x = x->next)
+		ops->cq_disarm(x->cq);
+}
+
 /* Whether the transport offers cq_wait_more_fds (transport.h). */
 static bool has_more_fds(const struct udapl_transport_ops *ops)
 {
@@ -852,7 +874,7 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	/* a connection or CR EVD: the progress fds this waiter sleeps on
 	 * and serves itself (dapl_cm_waiter_pump); -1 = not looked up yet */
 	int cm_fds[EVD_CM_FDS], ncm = -1, cm_at = 0;
-	bool cm_skip = false, pinned = false;
+	bool cm_skip = false, pinned = false, armed = false;
 	struct dapl_ia *ia;
 
 	if (!evd)
@@ -928,6 +950,7 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		if (ncq) {
 			/* at most EVD_FDS_PER_CQ each: they fit */
 			nfds += evd_arm(evd, pfd + 1, cap - 1);
+			armed = true;
 			if (evd_fill(evd) > 0 && evd->count >= threshold)
 				continue;
 		}
@@ -981,6 +1004,9 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			break;
 		}
 	}
+	/* the CQs are not slept on any more (a CNO arms its own) */
+	if (armed)
+		evd_disarm(evd);
 	evd->waiting = false;
 	pthread_mutex_unlock(&evd->lock);
 	if (pfd != pfd_few)

@@ -316,6 +316,12 @@ struct udapl_transport_ops {
 	 * waiting for the progress thread to hand it over).  Polled only
 	 * while someone waits: never kept in an epoll set. */
 	int (*cq_wait_more_fds)(struct dapl_tcq *cq, int *fds, int max);
+	/* Optional.  The consumer that armed cq sleeps on it no more (its
+	 * dat_evd_wait returned, however it woke: it may have read the
+	 * completion itself).  A transport that treats an armed CQ as
+	 * watched (ofi: the progress thread keeps it in its set and hands
+	 * over every completion) may stop now; a later wait arms again. */
+	void (*cq_disarm)(struct dapl_tcq *cq);
 };
 
 /* For transports too (util.c): one line, like libdat's own messages,

@@ -327,6 +327,7 @@ int ofi_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);
 int ofi_cq_destroy(struct dapl_tcq *cq);
 int ofi_cq_wait_fd(struct dapl_tcq *cq);
 int ofi_cq_wait_more_fds(struct dapl_tcq *cq, int *fds, int max);
+void ofi_cq_disarm(struct dapl_tcq *cq);
 int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only);
 void ofi_cq_ack(struct dapl_tcq *cq);
 int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max);

@@ -579,6 +579,18 @@ int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only)
 	return 0;
 }
 
+/* The waiter left (it may have read its completion itself, so no kick
+ * cleared armed): while armed, the CQ stays in the progress thread's set
+ * and a consumer that goes on polling it is never taken for a busy
+ * poller, so the thread woke for, and fought over, every completion (a
+ * 1 MiB RDMA Write stream polled after a blocking wait ran at 0.7x). */
+void ofi_cq_disarm(struct dapl_tcq *cq)
+{
+	pthread_mutex_lock(&cq->lock);
+	cq->armed = false;
+	pthread_mutex_unlock(&cq->lock);
+}
+
 void ofi_cq_ack(struct dapl_tcq *cq)
 {
 	uint64_t v;

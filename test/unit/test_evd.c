@@ -44,6 +44,7 @@ struct dapl_tcq {
 static int cq_created, cq_destroyed, cq_create_error;
 static struct dapl_tcq *last_cq;
 static uint64_t push_on_arm;   /* a completion that lands just before arming */
+static int cq_disarms;         /* cq_disarm calls */
 
 static int fake_cq_create(struct dapl_tdev *dev, uint32_t depth,
 			  struct dapl_tcq **out)
@@ -94,6 +95,14 @@ static int fake_cq_arm(struct dapl_tcq *cq, int solicited_only)
 	cq->armed = true;
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
+}
+
+static void fake_cq_disarm(struct dapl_tcq *cq)
+{
+	pthread_mutex_lock(&cq->lock);
+	cq->armed = false;
+	cq_disarms++;
+	pthread_mutex_unlock(&cq->lock);
 }
 
 static void fake_cq_ack(struct dapl_tcq *cq)
@@ -155,6 +164,7 @@ static const struct udapl_transport_ops fake_ops = {
 	.cq_arm = fake_cq_arm,
 	.cq_ack = fake_cq_ack,
 	.cq_poll = fake_cq_poll,
+	.cq_disarm = fake_cq_disarm,
 };
 
 /* ---- the fake IA and the stubs of other core files ----------------------- */
@@ -280,6 +290,7 @@ static void setup(void)
 	pthread_mutex_init(&fake_ia.lock, NULL);
 	cq_created = cq_destroyed = cq_create_error = 0;
 	push_on_arm = 0;
+	cq_disarms = 0;
 	log_count = 0;
 	last_cq = NULL;
 	ck_assert_uint_eq(dapl_evd_create(&fake_ia, 4, DAT_HANDLE_NULL,
@@ -852,6 +863,42 @@ START_TEST(completion_racing_the_arm_is_not_lost)
 	ck_assert_uint_eq(dapl_evd_dequeue(evd, &ev), DAT_SUCCESS);
 	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
 			  .user_cookie.as_64, 22);
+}
+END_TEST
+
+/* A waiter that armed its CQ disarms it when it leaves, however it woke:
+ * here the poll after arming finds the completion, so no wakeup cleared
+ * the arm (ofi then kept the CQ in its progress set, and a consumer
+ * polling it afterwards paid for a progress thread woken by every
+ * completion).  A wait that never armed disarms nothing. */
+START_TEST(waiter_disarms_its_cq_when_it_leaves)
+{
+	DAT_EVD_HANDLE evd = make_evd(4, NULL, DAT_EVD_DTO_FLAG);
+	struct dapl_tcq *cq = last_cq;
+	DAT_EVENT ev;
+	DAT_COUNT nmore;
+
+	push_on_arm = 31;
+	ck_assert_uint_eq(dapl_evd_wait(evd, DAT_TIMEOUT_INFINITE, 1, &ev,
+					&nmore),
+			  DAT_SUCCESS);
+	ck_assert_uint_eq(ev.event_data.dto_completion_event_data
+			  .user_cookie.as_64, 31);
+	ck_assert_msg(!cq_armed(cq), "the CQ is still armed after the wait");
+	ck_assert_int_eq(cq_disarms, 1);
+
+	/* timed out: armed, slept, left */
+	ck_assert_uint_eq(DAT_GET_TYPE(dapl_evd_wait(evd, 1000, 1, &ev, &nmore)),
+			  DAT_TIMEOUT_EXPIRED);
+	ck_assert_msg(!cq_armed(cq), "the CQ is still armed after a timeout");
+	ck_assert_int_eq(cq_disarms, 2);
+
+	/* an event already there: no arm, no disarm */
+	cq_push(cq, 32, 0);
+	ck_assert_uint_eq(dapl_evd_wait(evd, DAT_TIMEOUT_INFINITE, 1, &ev,
+					&nmore),
+			  DAT_SUCCESS);
+	ck_assert_int_eq(cq_disarms, 2);
 }
 END_TEST
 
@@ -1503,6 +1550,7 @@ int main(void)
 	tcase_add_test(tc, cq_completions_beyond_the_ring_wait_in_the_cq);
 	tcase_add_test(tc, cq_wait_wakes_on_completion);
 	tcase_add_test(tc, completion_racing_the_arm_is_not_lost);
+	tcase_add_test(tc, waiter_disarms_its_cq_when_it_leaves);
 	tcase_add_test(tc, overflow_reported_once_on_async_evd);
 	tcase_add_test(tc, software_overflow_is_queue_full_only);
 	tcase_add_test(tc, resize_keeps_order);

@@ -17,8 +17,11 @@
 # the client's memory per connected endpoint, and by 8 threads per side
 # at once, each busy-polling a connection of its own (dat_bench -T 8: more
 # pollers than CPUs; not pinned, -c is ignored there), against the same
-# with 1 thread.  Options after --targets go to dat_bench after the
-# targets' own (-r 3, -n 500, ...).  Any other arguments run dat_bench
+# with 1 thread.  Last, bench/instr-cost.sh (instructions per 8 B Send
+# post + poll, under callgrind) and bench/cold-open.sh (the first
+# dat_ia_open of a process) print their own tables.  Options after
+# --targets go to dat_bench after the targets' own (-r 3, -n 500, ...).
+# Any other arguments run dat_bench
 # with just those and print its own table, as before the targets existed.
 #
 # DAT_OVERRIDE points at the build tree's dat.conf, so the freshly built
@@ -307,3 +310,22 @@ END {
 	if (tcp_note != "")
 		print "DAT tcp: " tcp_note
 }'
+table_rc=$?
+
+# The two targets dat_bench cannot measure, each by its own script: the
+# instructions one 8-byte Send post + poll costs (callgrind; built only
+# when configure found <valgrind/callgrind.h>) and the first dat_ia_open
+# of a process.  A failure of either is reported, not fatal: the table
+# above stands.
+here=$(dirname "$0")
+echo
+echo "== instructions per 8 B Send post + poll (bench/instr-cost.sh)"
+if [ -x "$top/bench/post_poll_cost" ] && command -v valgrind >/dev/null 2>&1; then
+	sh "$here/instr-cost.sh" || echo "run-bench.sh: instr-cost.sh failed (exit $?)" >&2
+else
+	echo "n/a: bench/post_poll_cost not built (no <valgrind/callgrind.h>) or no valgrind"
+fi
+echo
+echo "== the first dat_ia_open of a process (bench/cold-open.sh)"
+sh "$here/cold-open.sh" || echo "run-bench.sh: cold-open.sh failed (exit $?)" >&2
+exit $table_rc

@@ -135,7 +135,6 @@ static struct fi_info *hints_make(const char *prov)
 	return h;
 }
 
-/* Reads one CM event of type want (20 s at most). */
 /* Reads the next CM event (20 s at most); returns its type. */
 static uint32_t eq_next(struct fid_eq *eq, void *buf, size_t *len)
 {

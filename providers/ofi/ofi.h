@@ -108,8 +108,8 @@ struct ofi_slot {
 	uint64_t raddr;
 	/* The segments are not kept here: libfabric copies them when it
 	 * takes the request, so only a held slot needs them (its queue's
-	 * held_iov/held_desc).  Kept in every slot they were more than half
-	 * of an endpoint's memory. */
+	 * held[]).  Kept in every slot they were more than half of an
+	 * endpoint's memory. */
 };
 
 /* A request's segments in libfabric's terms. */
@@ -134,10 +134,9 @@ struct ofi_queue {
 	uint32_t nready;                /* slots on the CQ's ready list */
 	uint32_t reads;                 /* RDMA Reads posted and not completed */
 	struct ofi_queue *zombie_next;
-	/* the segments of held slots (not yet given to libfabric), max_sge
-	 * per slot at the slot's index; made when the first is held */
-	struct iovec *held_iov;
-	void **held_desc;
+	/* the segments of held slots (not yet given to libfabric), at the
+	 * slot's index; made when the first is held */
+	struct ofi_sgl *held;
 	struct ofi_slot slots[];
 };
 
@@ -361,9 +360,8 @@ void ofi_slot_complete(struct ofi_slot *s, enum dapl_twc_status status,
 		       uint32_t byte_len, int vendor_err);
 /* Completes every unfinished slot as FLUSHED (the fid_ep is closed). */
 void ofi_queue_flush(struct ofi_queue *q);
-/* Posts s, of segments iov/desc (s->niov), on fep; 0 or a negative errno. */
-int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s,
-		  struct iovec *iov, void **desc);
+/* Posts s, its s->niov segments in sgl, on fep; 0 or a negative errno. */
+int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s, struct ofi_sgl *sgl);
 /* Keeps s's segments until it is submitted: 0, or -ENOMEM. */
 int ofi_slot_hold(struct ofi_queue *q, struct ofi_slot *s,
 		  const struct ofi_sgl *sgl);

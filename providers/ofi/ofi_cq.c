@@ -50,41 +50,20 @@ void ofi_queue_free(struct ofi_queue *q)
 {
 	if (!q)
 		return;
-	free(q->held_iov);
-	free(q->held_desc);
+	free(q->held);
 	free(q);
-}
-
-/* Where s's segments wait while it is held. */
-static size_t held_index(const struct ofi_queue *q, const struct ofi_slot *s)
-{
-	return (size_t)(s - q->slots) * q->max_sge;
 }
 
 int ofi_slot_hold(struct ofi_queue *q, struct ofi_slot *s,
 		  const struct ofi_sgl *sgl)
 {
-	size_t at;
-	int i;
-
-	if (!q->held_iov) {
-		size_t n = (size_t)q->depth * q->max_sge;
-
-		q->held_iov = calloc(n ? n : 1, sizeof(*q->held_iov));
-		q->held_desc = calloc(n ? n : 1, sizeof(*q->held_desc));
-		if (!q->held_iov || !q->held_desc) {
-			free(q->held_iov);
-			free(q->held_desc);
-			q->held_iov = NULL;
-			q->held_desc = NULL;
+	if (!q->held) {
+		/* a claimed slot exists, so depth > 0 */
+		q->held = calloc(q->depth, sizeof(*q->held));
+		if (!q->held)
 			return -ENOMEM;
-		}
 	}
-	at = held_index(q, s);
-	for (i = 0; i < s->niov; i++) {
-		q->held_iov[at + (size_t)i] = sgl->iov[i];
-		q->held_desc[at + (size_t)i] = sgl->desc[i];
-	}
+	q->held[s - q->slots] = *sgl;
 	return 0;
 }
 
@@ -233,15 +212,14 @@ static uint64_t completion_flags(void)
 	return tx_flags;
 }
 
-int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s,
-		  struct iovec *iov, void **desc)
+int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s, struct ofi_sgl *sgl)
 {
 	ssize_t ret;
 
 	switch (s->opcode) {
 	case DAPL_TWC_SEND: {
 		struct fi_msg msg = {
-			.msg_iov = iov, .desc = desc, .iov_count = s->niov,
+			.msg_iov = sgl->iov, .desc = sgl->desc, .iov_count = s->niov,
 			.context = s,
 		};
 
@@ -253,7 +231,7 @@ int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s,
 	}
 	case DAPL_TWC_RECV: {
 		struct fi_msg msg = {
-			.msg_iov = iov, .desc = desc, .iov_count = s->niov,
+			.msg_iov = sgl->iov, .desc = sgl->desc, .iov_count = s->niov,
 			.context = s,
 		};
 
@@ -266,7 +244,7 @@ int ofi_slot_post(struct fid_ep *fep, struct ofi_slot *s,
 			.addr = s->raddr, .len = s->byte_len, .key = s->rkey,
 		};
 		struct fi_msg_rma msg = {
-			.msg_iov = iov, .desc = desc, .iov_count = s->niov,
+			.msg_iov = sgl->iov, .desc = sgl->desc, .iov_count = s->niov,
 			.rma_iov = &rma, .rma_iov_count = 1, .context = s,
 		};
 
@@ -302,8 +280,7 @@ void ofi_queue_submit(struct ofi_queue *q)
 			break;
 		s->state = OFI_SLOT_POSTED;
 		q->submit++;
-		ret = ofi_slot_post(fep, s, q->held_iov + held_index(q, s),
-				    q->held_desc + held_index(q, s));
+		ret = ofi_slot_post(fep, s, &q->held[s - q->slots]);
 		if (ret) {
 			/* Late failure: the request completes with the error. */
 			s->state = OFI_SLOT_DONE;

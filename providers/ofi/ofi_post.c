@@ -3,7 +3,7 @@
  * A request is given to libfabric at once unless it must wait: receives
  * posted before the fid_ep exists, and anything posted behind a FENCE
  * request that waits for earlier RDMA Reads (tcp ignores FI_FENCE).  Only
- * those keep their segments (the queue's held arrays, made the first time
+ * those keep their segments (the queue's held array, made the first time
  * one is held: the one allocation there can be). */
 #include "config.h"
 
@@ -93,7 +93,7 @@ static int post(struct dapl_tep *ep, struct ofi_queue *q,
 	}
 
 	s->state = OFI_SLOT_POSTED;
-	ret = ofi_slot_post(ep->fep, s, sgl.iov, sgl.desc);
+	ret = ofi_slot_post(ep->fep, s, &sgl);
 	if (ret) {
 		s->state = OFI_SLOT_FREE;
 		q->tail--;

@@ -198,6 +198,23 @@ void verbs_queue_flush(struct verbs_queue *q)
 	queue_advance(q);
 }
 
+/* A completion with a real error (not a flush) on a connected ep: the QP
+ * is in the error state, so the progress thread ends the connection
+ * (take_faults: BROKEN).  DAT_DBG_TYPE bit 3 says which one did it. */
+static void note_fault(struct dapl_tep *ep, const struct verbs_slot *s,
+		       const struct ibv_wc *wc, const char *what)
+{
+	if (s->status == DAPL_TWC_SUCCESS || s->status == DAPL_TWC_FLUSHED ||
+	    !ep || ep->state != VERBS_EP_CONNECTED ||
+	    atomic_exchange(&ep->faulted, true))
+		return;
+	dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: a %s failed: %s (vendor error %#x)",
+		 (void *)ep, what, ibv_wc_status_str(wc->status),
+		 (unsigned)wc->vendor_err);
+	atomic_store(&ep->dev->faults, true);
+	verbs_dev_notify(ep->dev);
+}
+
 /* The device completed s: earlier requests of the queue are done too (an
  * unsignalled send that succeeded has no completion of its own). */
 static void queue_complete(struct verbs_queue *q, struct verbs_slot *s,
@@ -223,16 +240,7 @@ static void queue_complete(struct verbs_queue *q, struct verbs_slot *s,
 		s->byte_len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
 	verbs_cq_push_ready(q->cq, s);
 	queue_advance(q);
-	if (s->status != DAPL_TWC_SUCCESS && s->status != DAPL_TWC_FLUSHED &&
-	    ep && ep->state == VERBS_EP_CONNECTED &&
-	    !atomic_exchange(&ep->faulted, true)) {
-		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: a %s failed: %s (vendor "
-			 "error %#x)", (void *)ep, q->is_send ?
-			 "request" : "receive", ibv_wc_status_str(wc->status),
-			 (unsigned)wc->vendor_err);
-		atomic_store(&ep->dev->faults, true);
-		verbs_dev_notify(ep->dev);
-	}
+	note_fault(ep, s, wc, q->is_send ? "request" : "receive");
 }
 
 static struct dapl_tep *taker_of(struct dapl_tcq *cq, uint32_t qp_num)
@@ -263,15 +271,7 @@ static void cq_take(struct dapl_tcq *cq, const struct ibv_wc *wc)
 	s->vendor_err = (int)wc->vendor_err;
 	s->byte_len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
 	verbs_cq_push_ready(cq, s);
-	if (s->status != DAPL_TWC_SUCCESS && s->status != DAPL_TWC_FLUSHED &&
-	    ep && ep->state == VERBS_EP_CONNECTED &&
-	    !atomic_exchange(&ep->faulted, true)) {
-		dapl_dbg(DAPL_DBG_CM, "verbs: ep %p: a %s failed: %s (vendor "
-			 "error %#x)", (void *)ep, "SRQ receive", ibv_wc_status_str(wc->status),
-			 (unsigned)wc->vendor_err);
-		atomic_store(&ep->dev->faults, true);
-		verbs_dev_notify(ep->dev);
-	}
+	note_fault(ep, s, wc, "SRQ receive");
 }
 
 /* Reads up to max completions from the device; returns how many. */

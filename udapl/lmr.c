@@ -143,10 +143,14 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 	pthread_mutex_lock(&ia->lock);
 	if (type == DAT_MEM_TYPE_VIRTUAL) {
 		/* The length first: a zero-length region is an invalid length
-		 * wherever it is, NULL included (DAT 1.2 names
-		 * DAT_INVALID_PARAMETER; the subtype names the argument). */
+		 * wherever it is, NULL included.  Programs written for
+		 * OpenFabrics' 1.2 providers test for DAT_LENGTH_ERROR;
+		 * DAT 1.2's text names DAT_INVALID_PARAMETER, the subtype
+		 * naming the argument (DAT_STRICT=1, libdat(7)). */
 		if (len == 0) {
-			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+			rc = dapl_strict() ?
+				DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4) :
+				DAT_ERROR(DAT_LENGTH_ERROR, 0);
 			goto out;
 		}
 		if (!desc.for_va) {

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,13 +134,21 @@ struct dep {
 	DAT_EVD_HANDLE conn, req, rcv;
 };
 
-static void dep_create(struct dep *d, DAT_CNO_HANDLE rcv_cno)
+/* rcv_cno: the receive EVD's CNO; the request EVD joins it too when
+ * req_on_cno */
+static void dep_create_cno(struct dep *d, DAT_CNO_HANDLE rcv_cno, bool req_on_cno)
 {
 	memset(d, 0, sizeof(*d));
 	HX_OK(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &d->conn));
-	HX_OK(dat_evd_create(x.ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &d->req));
+	HX_OK(dat_evd_create(x.ia, 16, req_on_cno ? rcv_cno : DAT_HANDLE_NULL,
+			     DAT_EVD_DTO_FLAG, &d->req));
 	HX_OK(dat_evd_create(x.ia, 16, rcv_cno, DAT_EVD_DTO_FLAG, &d->rcv));
 	HX_OK(dat_ep_create(x.ia, x.pz, d->rcv, d->req, d->conn, NULL, &d->ep));
+}
+
+static void dep_create(struct dep *d, DAT_CNO_HANDLE rcv_cno)
+{
+	dep_create_cno(d, rcv_cno, false);
 }
 
 static void dep_free(struct dep *d)
@@ -159,14 +168,17 @@ struct pair {
 	DAT_CONN_QUAL qual;
 };
 
-static void pair_connect(struct pair *p, DAT_CONN_QUAL qual, DAT_CNO_HANDLE sv_cno)
+/* The server's receive EVD on sv_cno, its request EVD too when
+ * sv_req_on_cno. */
+static void pair_connect_cno(struct pair *p, DAT_CONN_QUAL qual, DAT_CNO_HANDLE sv_cno,
+			     bool sv_req_on_cno)
 {
 	DAT_CR_ARRIVAL_EVENT_DATA arr;
 	struct sockaddr_in sa;
 	DAT_CR_HANDLE cr;
 
 	dep_create(&p->cl, DAT_HANDLE_NULL);
-	dep_create(&p->sv, sv_cno);
+	dep_create_cno(&p->sv, sv_cno, sv_req_on_cno);
 	if (qual) {
 		HX_OK(dat_psp_create(x.ia, qual, x.cr, DAT_PSP_CONSUMER_FLAG, &p->psp));
 		p->qual = qual;
@@ -184,6 +196,11 @@ static void pair_connect(struct pair *p, DAT_CONN_QUAL qual, DAT_CNO_HANDLE sv_c
 	HX_OK(dat_cr_accept(cr, p->sv.ep, 0, NULL));
 	hx_expect_event(p->sv.conn, DAT_CONNECTION_EVENT_ESTABLISHED, p->sv.ep, NULL);
 	hx_expect_event(p->cl.conn, DAT_CONNECTION_EVENT_ESTABLISHED, p->cl.ep, NULL);
+}
+
+static void pair_connect(struct pair *p, DAT_CONN_QUAL qual, DAT_CNO_HANDLE sv_cno)
+{
+	pair_connect_cno(p, qual, sv_cno, false);
 }
 
 static void pair_free(struct pair *p)
@@ -371,6 +388,27 @@ START_TEST(warning_silenced_by_dbg_type)
 	pair_free(&pr);
 	mem_free(&wo);
 	mem_free(&dst);
+	hx_ia_close(&x);
+}
+END_TEST
+
+/* A zero-length LMR: DAT_LENGTH_ERROR by default, what programs written
+ * for OpenFabrics' 1.2 providers test for (test_mem.c); DAT 1.2's own
+ * INVALID_PARAMETER naming the length under DAT_STRICT=1, NULL or not. */
+START_TEST(strict_zero_length_lmr)
+{
+	DAT_REGION_DESCRIPTION r;
+	DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+	static unsigned char buf[64];
+
+	hx_ia_open(&x);
+	memset(&r, 0, sizeof(r));
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, r, 0, x.pz, ALL_LOCAL, &lmr,
+			     NULL, NULL, NULL, NULL), HX_ARG(4));
+	r.for_va = buf;
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, r, 0, x.pz, ALL_LOCAL, &lmr,
+			     NULL, NULL, NULL, NULL), HX_ARG(4));
+	ck_assert_ptr_eq(lmr, DAT_HANDLE_NULL);
 	hx_ia_close(&x);
 }
 END_TEST
@@ -637,6 +675,151 @@ START_TEST(cno_names_the_dto_evd)
 	ck_assert_uint_eq(ev.event_data.dto_completion_event_data.user_cookie.as_64, 0xD0);
 	expect_dto(pr.cl.req, pr.cl.ep, 0xD1, 32);
 	pair_free(&pr);
+	mem_free(&src);
+	mem_free(&dst);
+	HX_OK(dat_cno_free(cno));
+	hx_ia_close(&x);
+}
+END_TEST
+
+/* The peer of cno_skips_the_evd_its_waiter_reaped, a process of its own
+ * with its own IA: connects to the qualifier the test sends, then answers
+ * each 16-byte Send with a 24-byte one, as an independent peer would, so
+ * the answer may reach the test before, during or after its wait for its
+ * own Send's completion. */
+enum { CNO_ROUNDS = 200, MSG_QUAL = 40, MSG_DONE = 41, MSG_ANSWERED = 42 };
+
+static void cno_echo_peer(struct hx_peer *self, void *arg)
+{
+	struct hx_ia y;
+	struct hx_ep e;
+	struct hx_msg m;
+	DAT_EVD_HANDLE req, rcv;
+	DAT_LMR_HANDLE lmr;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
+	DAT_REGION_DESCRIPTION r;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	DAT_COUNT n;
+	static unsigned char buf[128];
+	int i;
+
+	(void)arg;
+	hx_expect_msg(self, MSG_QUAL, &m);
+	hx_ia_open(&y);
+	memset(&r, 0, sizeof(r));
+	r.for_va = buf;
+	HX_OK(dat_lmr_create(y.ia, DAT_MEM_TYPE_VIRTUAL, r, sizeof(buf), y.pz, ALL_LOCAL,
+			     &lmr, &lctx, &rctx, NULL, NULL));
+	HX_OK(dat_evd_create(y.ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &req));
+	HX_OK(dat_evd_create(y.ia, 16, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &rcv));
+	HX_OK(dat_evd_create(y.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &e.conn));
+	HX_OK(dat_ep_create(y.ia, y.pz, rcv, req, e.conn, NULL, &e.ep));
+	t = trip(lctx, buf, 64);
+	HX_OK(dat_ep_post_recv(e.ep, 1, &t, cookie(0xC0), DAT_COMPLETION_DEFAULT_FLAG));
+	hx_connect(&e, (DAT_CONN_QUAL)m.v[0], 0, NULL);
+	hx_expect_event(e.conn, DAT_CONNECTION_EVENT_ESTABLISHED, e.ep, NULL);
+	for (i = 0; i < CNO_ROUNDS; i++) {
+		HX_OK(dat_evd_wait(rcv, HX_WAIT_US, 1, &ev, &n));
+		HX_CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+			 ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS,
+			 "peer round %d: %s", i, hx_event_str(ev.event_number));
+		t = trip(lctx, buf, 64);
+		HX_OK(dat_ep_post_recv(e.ep, 1, &t, cookie(0xC1 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		t = trip(lctx, buf + 64, 24);
+		HX_OK(dat_ep_post_send(e.ep, 1, &t, cookie(0xE0 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		HX_OK(dat_evd_wait(req, HX_WAIT_US, 1, &ev, &n));
+		HX_CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+			 ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS,
+			 "peer round %d: the Send: %s", i, hx_event_str(ev.event_number));
+		hx_send(self, MSG_ANSWERED, NULL, 0, NULL, 0);
+	}
+	hx_expect_msg(self, MSG_DONE, &m);
+	HX_OK(dat_ep_disconnect(e.ep, DAT_CLOSE_ABRUPT_FLAG));
+	hx_expect_event(e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, e.ep, NULL);
+	HX_OK(dat_ep_free(e.ep));
+	HX_OK(dat_evd_free(e.conn));
+	HX_OK(dat_evd_free(req));
+	HX_OK(dat_evd_free(rcv));
+	HX_OK(dat_lmr_free(lmr));
+	hx_ia_close(&y);
+}
+
+/* The pattern of programs that share one CNO between their request and
+ * receive EVDs: each Send's completion is reaped by dat_evd_wait on the
+ * request EVD, then the CNO is waited on for the peer's answer.  An EVD
+ * being waited on does not trigger its CNO (DAT 1.2's waited state), and
+ * an event its own waiter took is gone: the CNO names the receive EVD,
+ * every round, with its event there to dequeue. */
+START_TEST(cno_skips_the_evd_its_waiter_reaped)
+{
+	DAT_CNO_HANDLE cno;
+	DAT_EVD_HANDLE out;
+	DAT_CR_ARRIVAL_EVENT_DATA arr;
+	DAT_PSP_HANDLE psp;
+	DAT_CONN_QUAL qual;
+	DAT_CR_HANDLE cr;
+	struct hx_peer peer;
+	struct hx_msg m;
+	struct dep sv;
+	struct mem src, dst;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+	DAT_COUNT n;
+	int64_t v;
+	int i;
+
+	hx_ia_open(&x);
+	HX_OK(dat_cno_create(x.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	dep_create_cno(&sv, cno, true);
+	mem_create(&src, 64, ALL_LOCAL);
+	mem_create(&dst, 64, ALL_LOCAL);
+	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
+	hx_spawn(&peer, "echo peer", cno_echo_peer, NULL);
+	v = (int64_t)qual;
+	hx_send(&peer, MSG_QUAL, &v, 1, NULL, 0);
+	cr = hx_wait_cr(x.cr, &arr);
+	HX_OK(dat_cr_accept(cr, sv.ep, 0, NULL));
+	hx_expect_event(sv.conn, DAT_CONNECTION_EVENT_ESTABLISHED, sv.ep, NULL);
+	for (i = 0; i < CNO_ROUNDS; i++) {
+		t = trip(dst.lctx, dst.buf, 64);
+		HX_OK(dat_ep_post_recv(sv.ep, 1, &t, cookie(0x500 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		t = trip(src.lctx, src.buf, 16);
+		HX_OK(dat_ep_post_send(sv.ep, 1, &t, cookie(0x600 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		/* the peer has its Send and has answered: the Send's
+		 * completion is on its way or here before the wait, the
+		 * order that lets it trigger the CNO first */
+		hx_expect_msg(&peer, MSG_ANSWERED, &m);
+		memset(&ev, 0, sizeof(ev));
+		HX_OK(dat_evd_wait(sv.req, HX_WAIT_US, 1, &ev, &n));
+		ck_assert_int_eq(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+		ck_assert_uint_eq(ev.event_data.dto_completion_event_data.user_cookie.as_64,
+				  0x600 + (uint64_t)i);
+		/* the CNO: the receive EVD, never the request EVD whose
+		 * event the wait above took */
+		HX_OK(dat_cno_wait(cno, HX_WAIT_US, &out));
+		HX_CHECK(out == sv.rcv, "round %d: dat_cno_wait named %s, the receive EVD "
+			 "was due", i, out == sv.req ? "the request EVD" : "another handle");
+		memset(&ev, 0, sizeof(ev));
+		HX_OK(dat_evd_dequeue(out, &ev));
+		ck_assert_int_eq(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+		ck_assert_uint_eq(ev.event_data.dto_completion_event_data.user_cookie.as_64,
+				  0x500 + (uint64_t)i);
+		ck_assert_uint_eq(ev.event_data.dto_completion_event_data.transfered_length, 24);
+		HX_RC_TYPE(dat_evd_dequeue(sv.req, &ev), DAT_QUEUE_EMPTY);
+	}
+	/* nothing left for the CNO to name */
+	HX_RC_TYPE(dat_cno_wait(cno, 1000, &out), DAT_QUEUE_EMPTY);
+	hx_send(&peer, MSG_DONE, NULL, 0, NULL, 0);
+	hx_expect_event(sv.conn, DAT_CONNECTION_EVENT_DISCONNECTED, sv.ep, NULL);
+	hx_reap(&peer);
+	dep_free(&sv);
+	HX_OK(dat_psp_free(psp));
 	mem_free(&src);
 	mem_free(&dst);
 	HX_OK(dat_cno_free(cno));
@@ -1168,6 +1351,7 @@ static Suite *compat_suite(void)
 	tcase_add_test(tc, create_any_is_one_to_one);
 	tcase_add_test(tc, cno_names_the_evd_with_the_event);
 	tcase_add_test(tc, cno_names_the_dto_evd);
+	tcase_add_test(tc, cno_skips_the_evd_its_waiter_reaped);
 	tcase_add_test(tc, evds_shared_between_ias);
 	tcase_add_test(tc, abrupt_close_of_the_evds_ia);
 	tcase_add_test(tc, abrupt_close_of_the_eps_ia);
@@ -1181,6 +1365,7 @@ static Suite *compat_suite(void)
 	tcase_set_timeout(st, HX_TEST_TIMEOUT_S);
 	tcase_add_test(st, strict_dequeue_empty_has_class_bit);
 	tcase_add_test(st, strict_local_read_required);
+	tcase_add_test(st, strict_zero_length_lmr);
 	tcase_add_test(st, strict_wide_qual_refused);
 	tcase_add_test(st, strict_shared_evds_refused);
 	suite_add_tcase(s, st);

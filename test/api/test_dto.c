@@ -1608,9 +1608,19 @@ START_TEST(rdma_remote_faults)
 		      "%s: the target's connection event is %s", what, hx_event_str(sev));
 	bad = srv_check(sep, 0, off, len, seed, 0, 0, 0);
 	ck_assert_msg(bad < 0, "%s: the target's memory changed at offset %" PRId64, what, bad);
-	/* tcp 1.17 refuses a bad RDMA target by closing the connection, with
-	 * no status: the initiator cannot tell that from a disconnect
-	 * (dapl_ofi(3)); what it must never see is the read succeed. */
+	/* libfabric tcp 1.17 refuses a bad RDMA target by closing the
+	 * connection, with no status: neither side can tell that from a
+	 * disconnect, and both say DISCONNECTED (dapl_ofi(3)); tcp's
+	 * Terminate says why, and both say BROKEN (dapl_tcp(7)); verbs
+	 * ends it as the device reports it. */
+	if (hx_is_ofi_tcp() || hx_is_native_tcp()) {
+		DAT_EVENT_NUMBER want = hx_is_ofi_tcp() ? DAT_CONNECTION_EVENT_DISCONNECTED :
+							  DAT_CONNECTION_EVENT_BROKEN;
+
+		ck_assert_msg(sev == want && cev == want, "%s: the connection ended with %s at "
+			      "the target and %s at the initiator, expected %s at both", what,
+			      hx_event_str(sev), hx_event_str(cev), hx_event_str(want));
+	}
 	ck_assert_msg(cev == DAT_CONNECTION_EVENT_BROKEN ||
 		      cev == DAT_CONNECTION_EVENT_DISCONNECTED,
 		      "%s: the initiator's connection ended with %s, expected it to end",

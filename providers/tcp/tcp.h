@@ -281,6 +281,9 @@ struct dapl_tlisten {
 	uint16_t port;
 	bool dead;
 	int unanswered;
+	/* accept4 ran out of fds or memory: out of the epoll set, retried
+	 * at each tick until it takes a connection again (dev->lock) */
+	bool paused;
 	struct dapl_tlisten *next;
 };
 
@@ -371,6 +374,8 @@ struct dapl_tdev {
 	unsigned salts_left;
 	/* the private data of the connection request cm_get_event returned last */
 	uint8_t ev_buf[MPA_PD_MAX];
+	/* for tests (test_tcp_peer): accept4 calls and ticks, ever */
+	atomic_uint accept_calls, ticks;
 };
 
 /* DAPL_TCP_TRACE=1: one line per FPDU and per state change on stderr. */

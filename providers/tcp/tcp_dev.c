@@ -39,6 +39,7 @@ enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
        TAG_CONNQ = 5 };
 #define TAG_MASK 7u
 #define MAX_HALF_OPEN 256       /* passive handshakes in progress per device */
+#define ACCEPT_RETRIES 8        /* accept4 errors of one connection in a row */
 
 int tcp_trace;
 
@@ -586,6 +587,7 @@ void tcp_unlisten(struct dapl_tlisten *l)
 	close(l->fd);
 	l->fd = -1;
 	l->dead = true;
+	l->paused = false;
 	/* requests still in their handshake were never reported: drop them */
 	for (c = dev->conns; c; c = next) {
 		next = c->next;
@@ -616,23 +618,75 @@ bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
 
 static int conn_read(struct dapl_tconn *c);
 
+/* dev->lock held: accept4 failed for want of fds (EMFILE, ENFILE) or
+ * memory (ENOBUFS, ENOMEM), or for a reason we do not know.  The listener,
+ * level-triggered, would wake the progress thread for nothing until that
+ * passes: it leaves the epoll set and tick() tries it again (one accept4 a
+ * tick).  Connections meanwhile wait in the kernel's backlog rather than
+ * being closed: the condition usually passes before a connect times out. */
+static void listener_pause(struct dapl_tdev *dev, struct dapl_tlisten *l,
+			   int err)
+{
+	static atomic_bool said;
+
+	if (!l->paused) {
+		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+		l->paused = true;
+	}
+	timer_set(dev, true);
+	if (!atomic_exchange(&said, true))
+		dapl_dbg(1, "%s: cannot accept on port %u (%s): new connections "
+			 "wait in the listen backlog, tried again every %d ms "
+			 "(said once per process)", dev->name, l->port,
+			 strerror(err), TCP_TICK_NS / 1000000);
+}
+
+/* dev->lock held: accept4 works again (or has nothing to take). */
+static void listener_resume(struct dapl_tdev *dev, struct dapl_tlisten *l)
+{
+	/* failing, it stays paused: the next tick tries again */
+	if (l->paused && !epoll_set(dev->epfd, EPOLL_CTL_ADD, l->fd, EPOLLIN,
+				    tagged(l, TAG_LISTEN)))
+		l->paused = false;
+}
+
 /* dev->lock held. */
 static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 {
 	struct dapl_tconn *c;
 	struct sockaddr_storage peer;
 	socklen_t plen;
-	int fd, n = 0, r;
+	int fd, n = 0, r, errs = 0;
 
 	for (c = dev->conns; c; c = c->next)
 		if (!c->reported)
 			n++;
 	for (;;) {
 		plen = sizeof(peer);
+		atomic_fetch_add(&dev->accept_calls, 1);
 		fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return;
+		if (fd < 0) {
+			switch (errno) {
+			case EAGAIN:
+				listener_resume(dev, l);
+				return;
+			case EINTR:
+			case ECONNABORTED:
+			/* a connection's own error, passed on by accept4
+			 * (accept(2)): the next one may be fine */
+			case EPROTO: case EPERM: case ENETDOWN: case ENOPROTOOPT:
+			case EHOSTDOWN: case ENONET: case EHOSTUNREACH:
+			case EOPNOTSUPP: case ENETUNREACH:
+				if (++errs < ACCEPT_RETRIES)
+					continue;
+				return;   /* level-triggered: back next pass */
+			default:  /* EMFILE, ENFILE, ENOBUFS, ENOMEM, ... */
+				listener_pause(dev, l, errno);
+				return;
+			}
+		}
+		listener_resume(dev, l);
 		if (n >= MAX_HALF_OPEN) {
 			/* a flood of handshakes that never finish: refuse
 			 * the newest instead of growing without bound */
@@ -833,13 +887,22 @@ static void tick(struct dapl_tdev *dev)
 {
 	struct dapl_tep *eps[64], *ep;
 	struct dapl_tconn *c, *next;
+	struct dapl_tlisten *l;
 	uint64_t now = tcp_now_ms(), v;
 	bool need = false;
 	int n = 0, i;
 
 	if (read(dev->timer_fd, &v, sizeof(v)) < 0)
 		v = 0;
+	atomic_fetch_add(&dev->ticks, 1);
 	pthread_mutex_lock(&dev->lock);
+	/* listeners out of fds or memory try again; before the conns,
+	 * whose deadlines keep the timer going, as one may come of it */
+	for (l = dev->listeners; l; l = l->next)
+		if (l->paused && l->fd >= 0) {
+			accept_new(dev, l);
+			need |= l->paused;
+		}
 	for (c = dev->conns; c; c = next) {
 		next = c->next;
 		if (!c->reported && c->deadline_ms <= now) {

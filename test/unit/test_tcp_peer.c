@@ -43,6 +43,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +93,7 @@ static struct {
 	pthread_t thr;
 	int stop_fd;
 	bool overflow;
+	unsigned passes;                /* the pump's wakeups */
 	struct evc evs[MAXEV];
 	int nev;
 } h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
@@ -116,6 +118,7 @@ static void *pump(void *arg)
 		if (p[1].revents)
 			break;
 		pthread_mutex_lock(&h.lock);
+		h.passes++;
 		while (T->cm_get_event(h.dev, &ev) == 0) {
 			struct evc *c;
 
@@ -487,16 +490,27 @@ static void do_reset(struct dapl_tep *ep)
 
 /* ---- the peer: a raw socket ------------------------------------------------------- */
 
-static int raw_connect(uint16_t port)
+/* Connects fd (a fresh TCP socket, or -1 for a new one) to port on
+ * 127.0.0.1 from 127.0.0.<src> (any 127/8 address is loopback; 0: the
+ * kernel's choice). */
+static int raw_connect_fd(int fd, uint16_t port, unsigned src)
 {
 	struct sockaddr_in a = g_lo;
-	int fd, one = 1, err = 0;
+	int one = 1, err = 0;
 	socklen_t el = sizeof(err);
 
 	a.sin_port = htons(port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(fd, 0);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (src) {
+		struct sockaddr_in b = { .sin_family = AF_INET };
+
+		b.sin_addr.s_addr = htonl(0x7f000000u | src);
+		ck_assert_msg(bind(fd, (struct sockaddr *)&b, sizeof(b)) == 0,
+			      "bind 127.0.0.%u: %s", src, strerror(errno));
+	}
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 
@@ -506,6 +520,11 @@ static int raw_connect(uint16_t port)
 		ck_assert_msg(err == 0, "connect: %s", strerror(err));
 	}
 	return fd;
+}
+
+static int raw_connect(uint16_t port)
+{
+	return raw_connect_fd(-1, port, 0);
 }
 
 static void send_all(int fd, const void *buf, size_t len)
@@ -1369,6 +1388,122 @@ START_TEST(half_open_flood)
 }
 END_TEST
 
+/* ---- 4b. a listener out of file descriptors ----------------------------------- */
+
+#define FD_LIMIT 512            /* RLIMIT_NOFILE while the fds run out */
+#define SPIN_TICKS 25           /* ticks the listener is watched for */
+#define SPIN_CALLS 2000         /* accept4 calls that make a spin */
+
+/* h.lock held: waits for the pump's passes until cond or WAIT_MS. */
+#define pump_until(pred) do { \
+	int64_t end_ = now_ms() + WAIT_MS; \
+	while (!(pred) && left_ms(end_) > 0) { \
+		struct timespec ts_; \
+		clock_gettime(CLOCK_REALTIME, &ts_); \
+		ts_.tv_sec += 1; \
+		pthread_cond_timedwait(&h.cond, &h.lock, &ts_); \
+	} \
+} while (0)
+
+/* The process runs out of fds (RLIMIT_NOFILE lowered, every fd below it
+ * taken) and a client connects, its request sent.  The listener's accept4
+ * fails with EMFILE: the progress thread must not spin on it.  Measured by
+ * counters, not time: over SPIN_TICKS ticks of the device's timer it makes
+ * about one accept4 call a tick (today's listener makes thousands and
+ * the timer does not even run), and the pump wakes about once a tick.
+ * (Not under valgrind: see suite().)
+ * Then the fds come back: the waiting client's request is reported
+ * without anything done to the listener, accepted and established, and a
+ * new connection works too. */
+START_TEST(listener_out_of_fds)
+{
+	struct dapl_tlisten *l;
+	struct side act, pas, pas2;
+	struct buf rb;
+	struct peer p;
+	struct rlimit old, low;
+	struct evc c;
+	static int fill[FD_LIMIT];
+	int nfill = 0, i;
+	uint16_t port;
+	unsigned a0, t0, p0, a1, t1, p1;
+	uint8_t f[64];
+
+	dev_start(NULL);
+	l = do_listen(&port);
+	side_make(&act, 4, 4);
+	side_make(&pas, 4, 4);
+	side_make(&pas2, 4, 4);
+	buf_make(&rb, pas2.pd, 256, 14);
+	/* the client's socket, made while there are fds */
+	p.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(p.fd, 0);
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	if (low.rlim_cur > FD_LIMIT)
+		low.rlim_cur = FD_LIMIT;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	for (;;) {
+		int fd = dup(p.fd);
+
+		if (fd < 0) {
+			ck_assert_msg(errno == EMFILE, "dup: %s", strerror(errno));
+			break;
+		}
+		ck_assert_msg(nfill < FD_LIMIT, "dup keeps giving fds past "
+			      "RLIMIT_NOFILE %d", FD_LIMIT);
+		fill[nfill++] = fd;
+	}
+
+	pthread_mutex_lock(&h.lock);
+	a0 = atomic_load(&h.dev->accept_calls);
+	pthread_mutex_unlock(&h.lock);
+	raw_connect_fd(p.fd, port, 0);
+	peer_request(&p, 0);
+	pthread_mutex_lock(&h.lock);
+	/* the listener has met the client, and failed */
+	pump_until(atomic_load(&h.dev->accept_calls) != a0);
+	a0 = atomic_load(&h.dev->accept_calls);
+	t0 = atomic_load(&h.dev->ticks);
+	p0 = h.passes;
+	pump_until(atomic_load(&h.dev->ticks) - t0 >= SPIN_TICKS ||
+		   atomic_load(&h.dev->accept_calls) - a0 >= SPIN_CALLS);
+	a1 = atomic_load(&h.dev->accept_calls) - a0;
+	t1 = atomic_load(&h.dev->ticks) - t0;
+	p1 = h.passes - p0;
+	pthread_mutex_unlock(&h.lock);
+	ck_assert_int_eq(pending_for(l), 0);
+
+	for (i = 0; i < nfill; i++)
+		close(fill[i]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_msg(a1 <= t1 + 2, "the listener spins: %u accept4 calls in "
+		      "%u ticks", a1, t1);
+	ck_assert_msg(p1 <= 2 * t1 + 4, "the progress thread woke %u times in "
+		      "%u ticks", p1, t1);
+	ck_assert_msg(t1 >= SPIN_TICKS, "the timer stopped (%u ticks): who "
+		      "tries the listener again?", t1);
+
+	/* fds are back: the client waiting in the backlog gets through */
+	c = take(l, DAPL_TCM_CONNECT_REQUEST);
+	ck_assert_uint_eq(c.ev.pdata_len, 0);
+	do_accept(c.ev.conn, pas.ep);
+	peer_reply(&p);
+	send_all(p.fd, f, mk_rtr(f));
+	take(pas.ep, DAPL_TCM_ESTABLISHED);
+	/* and so does a new one */
+	real_connect(l, port, &act, &pas2, &rb, 0x45);
+	peer_close(&p);
+	buf_free(&rb);
+	side_free(&act);
+	side_free(&pas);
+	side_free(&pas2);
+	do_unlisten(l);
+	dev_stop();
+}
+END_TEST
+
 /* ---- 5. garbage after a valid handshake ------------------------------------------- */
 
 /* _i: 0 random bytes, 1 a Send with a bad DDP version, 2 an untagged FPDU
@@ -2157,6 +2292,11 @@ static Suite *suite(void)
 	ADD(tc, rtr_never_comes);
 	ADD_LOOP(tc, early_initiator, 2);
 	ADD(tc, half_open_flood);
+	/* valgrind only pretends to lower RLIMIT_NOFILE: the kernel's
+	 * accept4 succeeds, and valgrind closes the fd and says EMFILE, so
+	 * the waiting client is lost */
+	if (!under_valgrind())
+		ADD(tc, listener_out_of_fds);
 	ADD_LOOP(tc, garbage_after_handshake, 6);
 	ADD(tc, peer_stops_reading);
 	ADD(tc, lying_acks);

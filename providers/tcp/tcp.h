@@ -273,6 +273,22 @@ struct dapl_tconn {
 	struct sockaddr_storage local;  /* the listener's address */
 	uint8_t buf[MPA_HDR_LEN + MPA_PD_MAX];
 	struct dapl_tconn *next;        /* dev->conns */
+	/* Half-open: accepted, its request not in yet (dev->lock).  Such a
+	 * conn is on two lists, oldest first: the device's and its source
+	 * address's; the bounds evict from their heads (tcp_dev.c). */
+	bool half_open;
+	struct tcp_src *src;
+	struct dapl_tconn *ho_prev, *ho_next;     /* dev->ho_oldest... */
+	struct dapl_tconn *src_prev, *src_next;   /* src->oldest... */
+};
+
+/* A source address with half-open handshakes (dev->srcs, dev->lock). */
+struct tcp_src {
+	uint8_t addr[16];               /* IPv4 (also v4-mapped): 4 bytes */
+	uint8_t len;
+	unsigned count;                 /* its half-open conns */
+	struct dapl_tconn *oldest, *newest;
+	struct tcp_src *next;           /* hash chain */
 };
 
 struct dapl_tlisten {
@@ -342,6 +358,7 @@ struct dapl_tmw {
 };
 
 #define TCP_STAG_BUCKETS 1024
+#define TCP_SRC_BUCKETS 64
 #define TCP_SALTS 64
 
 /* a reject's private data (MPA's most) is kept whole in dev->connq */
@@ -363,6 +380,11 @@ struct dapl_tdev {
 	atomic_bool timer_on;
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;
+	/* the half-open ones among conns, oldest first, and their sources */
+	struct dapl_tconn *ho_oldest, *ho_newest;
+	unsigned half_open;
+	struct tcp_src *srcs[TCP_SRC_BUCKETS];
+	uint32_t src_key;               /* random: where a source hashes */
 	struct dapl_tep *eps;
 	/* the endpoints' events, all of them made up here */
 	struct dapl_conn_events connq;

@@ -55,7 +55,9 @@
 #define MAXEV 512
 #define HANDSHAKE_MS 200        /* DAPL_TCP_HANDSHAKE_MS for the half-open cases */
 #define HALF_OPEN_MAX 256       /* tcp_dev.c's MAX_HALF_OPEN */
-#define FLOOD 300               /* half-open handshakes in the flood case */
+#define HALF_OPEN_SRC 32        /* tcp_dev.c's MAX_HALF_OPEN_PER_SRC */
+#define FLOOD 300               /* half-open handshakes in the flood cases */
+#define LONG_HANDSHAKE "DAPL_TCP_HANDSHAKE_MS=600000"  /* none expires */
 #define NKEYS 64                /* registrations whose STags are looked at */
 
 static const struct udapl_transport_ops *T = &dapl_tcp_ops;
@@ -525,6 +527,11 @@ static int raw_connect_fd(int fd, uint16_t port, unsigned src)
 static int raw_connect(uint16_t port)
 {
 	return raw_connect_fd(-1, port, 0);
+}
+
+static int raw_connect_from(uint16_t port, unsigned src)
+{
+	return raw_connect_fd(-1, port, src);
 }
 
 static void send_all(int fd, const void *buf, size_t len)
@@ -1320,71 +1327,158 @@ START_TEST(rtr_never_comes)
 }
 END_TEST
 
-/* More half-open handshakes than the listener holds (HALF_OPEN_MAX per
- * device).  What the provider does: the first HALF_OPEN_MAX are held until
- * their deadline (then EOF); every later one is closed as soon as it is
- * accepted, unread (so its peer, which sent a byte, sees a reset), a real
- * connect among them included (CONN_ERROR); once the held ones time out a
- * real connection works.  The pump is held (h.lock) while they all connect,
- * so the listener meets them all at once, in order. */
+/* The next thing on fd is its end: we closed it (EOF, or a reset). */
+static void expect_closed_at(int fd, int i, int line)
+{
+	int r = stream_end(fd);
+
+	ck_assert_msg(r == 0 || r == -ECONNRESET, "line %d: half-open %d: %s, "
+		      "wanted it closed", line, i, strerror(-r));
+}
+
+/* Nothing has come on fd, not even its end: still held. */
+static void expect_held_at(int fd, int i, int line)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	ck_assert_msg(poll(&p, 1, 0) == 0, "line %d: half-open %d was closed "
+		      "(revents %#x), wanted it held", line, i, p.revents);
+}
+
+#define expect_closed(fd, i) expect_closed_at(fd, i, __LINE__)
+#define expect_held(fd, i) expect_held_at(fd, i, __LINE__)
+
+/* One source (127.0.0.2) opens FLOOD half-open handshakes, more than the
+ * device holds, some sending a byte of a request, all at once (the pump
+ * is held while they connect); a quiet source (127.0.0.3) holds a few.
+ * The flooding source keeps its HALF_OPEN_SRC newest: each one beyond
+ * evicts its oldest, which its peer sees closed; the quiet source loses
+ * none; a real connection from 127.0.0.1 coming after them all is
+ * accepted and carries a Send.  No handshake expires here (the deadline
+ * is far away): every close is an eviction.  The accept queue is FIFO,
+ * so once the real connection is reported every flood socket has been
+ * accepted and every eviction made. */
 START_TEST(half_open_flood)
 {
+	enum { QUIET = 8 };
 	struct dapl_tlisten *l;
 	struct side act, pas;
 	struct buf rb;
 	static int fds[FLOOD];
-	int i, eofs = 0, resets = 0;
+	int quiet[QUIET], i;
 	uint16_t port;
-	int64_t released;
 
-	dev_start("DAPL_TCP_HANDSHAKE_MS=200");
+	dev_start(LONG_HANDSHAKE);
 	l = do_listen(&port);
 	side_make(&act, 4, 4);
 	side_make(&pas, 4, 4);
 	buf_make(&rb, pas.pd, 256, 11);
+	for (i = 0; i < QUIET; i++)
+		quiet[i] = raw_connect_from(port, 3);
 
 	pthread_mutex_lock(&h.lock);            /* the pump waits */
 	for (i = 0; i < FLOOD; i++) {
-		fds[i] = raw_connect(port);
-		if (i >= HALF_OPEN_MAX)
+		fds[i] = raw_connect_from(port, 2);
+		if (i % 2)
 			send_all(fds[i], "M", 1);
 	}
-	ck_assert_int_eq(T->connect(act.ep, (const struct sockaddr *)&g_lo, port,
-				    "hi", 2, 4, 4), 0);
-	released = now_ms();
 	pthread_mutex_unlock(&h.lock);
 
-	/* the real connect met a full house */
-	take(act.ep, DAPL_TCM_CONN_ERROR);
-	for (i = HALF_OPEN_MAX; i < FLOOD; i++) {
-		int r = stream_end(fds[i]);
-
-		ck_assert_msg(r == -ECONNRESET, "half-open %d beyond the limit: "
-			      "%s, wanted a reset", i, r ? strerror(-r) : "EOF");
-		resets++;
-	}
-	for (i = 0; i < HALF_OPEN_MAX; i++) {
-		int r = stream_end(fds[i]);
-
-		ck_assert_msg(r == 0, "half-open %d: %s, wanted EOF", i,
-			      strerror(-r));
-		ck_assert_int_ge(now_ms() - released, HANDSHAKE_MS - 5);
-		eofs++;
-	}
-	ck_assert_int_eq(eofs, HALF_OPEN_MAX);
-	ck_assert_int_eq(resets, FLOOD - HALF_OPEN_MAX);
+	real_connect(l, port, &act, &pas, &rb, 0x43);
+	for (i = 0; i < FLOOD - HALF_OPEN_SRC; i++)
+		expect_closed(fds[i], i);
+	for (i = FLOOD - HALF_OPEN_SRC; i < FLOOD; i++)
+		expect_held(fds[i], i);
+	for (i = 0; i < QUIET; i++)
+		expect_held(quiet[i], i);
 	for (i = 0; i < FLOOD; i++)
 		close(fds[i]);
+	for (i = 0; i < QUIET; i++)
+		close(quiet[i]);
 	ck_assert_int_eq(pending_for(l), 0);
-
-	/* the house is empty again */
-	do_reset(act.ep);
-	real_connect(l, port, &act, &pas, &rb, 0x43);
 	buf_free(&rb);
 	side_free(&act);
 	side_free(&pas);
 	do_unlisten(l);
 	dev_stop();
+}
+END_TEST
+
+/* Nine sources (127.0.0.2 to .10), each within its share, open
+ * HALF_OPEN_MAX + HALF_OPEN_SRC half-open handshakes in turn: past
+ * HALF_OPEN_MAX each newcomer evicts the device's oldest, so exactly the
+ * first HALF_OPEN_SRC are closed, whatever their source, and every later
+ * one is held; a real connection from 127.0.0.1 still gets in.  (The
+ * last eviction, of the socket HALF_OPEN_SRC - 1, comes with the accept
+ * of the last one: seen, every one has been accepted.) */
+START_TEST(half_open_oldest_evicted)
+{
+	enum { NSRC = 9, N = HALF_OPEN_MAX + HALF_OPEN_SRC };
+	struct dapl_tlisten *l;
+	struct side act, pas;
+	struct buf rb;
+	static int fds[N];
+	int i;
+	uint16_t port;
+
+	ck_assert_int_le(N, NSRC * HALF_OPEN_SRC);
+	dev_start(LONG_HANDSHAKE);
+	l = do_listen(&port);
+	side_make(&act, 4, 4);
+	side_make(&pas, 4, 4);
+	buf_make(&rb, pas.pd, 256, 12);
+	for (i = 0; i < N; i++)
+		fds[i] = raw_connect_from(port, 2 + (unsigned)(i % NSRC));
+	for (i = 0; i < HALF_OPEN_SRC; i++)
+		expect_closed(fds[i], i);
+	for (i = HALF_OPEN_SRC; i < N; i++)
+		expect_held(fds[i], i);
+	real_connect(l, port, &act, &pas, &rb, 0x44);
+	for (i = 0; i < N; i++)
+		close(fds[i]);
+	ck_assert_int_eq(pending_for(l), 0);
+	buf_free(&rb);
+	side_free(&act);
+	side_free(&pas);
+	do_unlisten(l);
+	dev_stop();
+}
+END_TEST
+
+/* A connection request already reported to the consumer is not half-open:
+ * no flood evicts it.  A peer from 127.0.0.2 sends its request and our
+ * side sees it; then nine sources (its own among them) open more half-open
+ * handshakes than the device holds.  Exactly the first HALF_OPEN_SRC of
+ * those are evicted (so the reported one counted nowhere), and the
+ * consumer's accept of the reported request still establishes. */
+START_TEST(half_open_spares_reported)
+{
+	enum { NSRC = 9, N = HALF_OPEN_MAX + HALF_OPEN_SRC };
+	struct bed b;
+	struct evc c;
+	static int fds[N];
+	uint8_t f[64];
+	int i;
+
+	dev_start(LONG_HANDSHAKE);
+	b.l = do_listen(&b.port);
+	side_make(&b.s, 4, 4);
+	b.p.fd = raw_connect_from(b.port, 2);
+	peer_request(&b.p, 0);
+	c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+	for (i = 0; i < N; i++)
+		fds[i] = raw_connect_from(b.port, 2 + (unsigned)(i % NSRC));
+	for (i = 0; i < HALF_OPEN_SRC; i++)
+		expect_closed(fds[i], i);
+	for (i = HALF_OPEN_SRC; i < N; i++)
+		expect_held(fds[i], i);
+	do_accept(c.ev.conn, b.s.ep);
+	peer_reply(&b.p);
+	send_all(b.p.fd, f, mk_rtr(f));
+	take(b.s.ep, DAPL_TCM_ESTABLISHED);
+	for (i = 0; i < N; i++)
+		close(fds[i]);
+	bed_down(&b);
 }
 END_TEST
 
@@ -2292,6 +2386,8 @@ static Suite *suite(void)
 	ADD(tc, rtr_never_comes);
 	ADD_LOOP(tc, early_initiator, 2);
 	ADD(tc, half_open_flood);
+	ADD(tc, half_open_oldest_evicted);
+	ADD(tc, half_open_spares_reported);
 	/* valgrind only pretends to lower RLIMIT_NOFILE: the kernel's
 	 * accept4 succeeds, and valgrind closes the fd and says EMFILE, so
 	 * the waiting client is lost */

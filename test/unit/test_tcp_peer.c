@@ -140,9 +140,9 @@ static void *pump(void *arg)
 	return NULL;
 }
 
-/* Opens the device (env: NAME=VALUE while it opens, or NULL) and starts
- * the pump. */
-static void dev_start(const char *env)
+/* Opens the device on ia_params (env: NAME=VALUE while it opens, or NULL)
+ * and starts the pump. */
+static void dev_start_at(const char *params, const char *env)
 {
 	char why[256] = "", name[64];
 	const char *eq = env ? strchr(env, '=') : NULL;
@@ -152,7 +152,7 @@ static void dev_start(const char *env)
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - env), env);
 		setenv(name, eq + 1, 1);
 	}
-	ret = T->dev_open("127.0.0.1 0", &h.dev, why, sizeof(why));
+	ret = T->dev_open(params, &h.dev, why, sizeof(why));
 	if (eq)
 		unsetenv(name);
 	ck_assert_msg(ret == 0, "dev_open: %d %s", ret, why);
@@ -161,6 +161,12 @@ static void dev_start(const char *env)
 	h.stop_fd = eventfd(0, EFD_CLOEXEC);
 	ck_assert_int_ge(h.stop_fd, 0);
 	ck_assert_int_eq(pthread_create(&h.thr, NULL, pump, NULL), 0);
+}
+
+/* ... on 127.0.0.1. */
+static void dev_start(const char *env)
+{
+	dev_start_at("127.0.0.1 0", env);
 }
 
 static void dev_stop(void)
@@ -1445,6 +1451,62 @@ START_TEST(half_open_oldest_evicted)
 }
 END_TEST
 
+/* The same over IPv6 (::1): one source's FLOOD half-open handshakes keep
+ * only its HALF_OPEN_SRC newest (an IPv6 address counts whole, without
+ * its port). */
+START_TEST(half_open_flood_ipv6)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
+	struct dapl_tlisten *l;
+	static int fds[FLOOD];
+	int i, probe;
+	uint16_t port;
+
+	a.sin6_addr = in6addr_loopback;
+	probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0 || bind(probe, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "half_open_flood_ipv6: no ::1 here (%s), not "
+			"run\n", strerror(errno));
+		if (probe >= 0)
+			close(probe);
+		return;
+	}
+	close(probe);
+	dev_start_at("::1 0", LONG_HANDSHAKE);
+	l = do_listen(&port);
+	a.sin6_port = htons(port);
+	for (i = 0; i < FLOOD; i++) {
+		struct pollfd p;
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		fds[i] = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, 0);
+		ck_assert_int_ge(fds[i], 0);
+		if (connect(fds[i], (struct sockaddr *)&a, sizeof(a))) {
+			ck_assert_msg(errno == EINPROGRESS, "connect: %s",
+				      strerror(errno));
+			p.fd = fds[i];
+			p.events = POLLOUT;
+			ck_assert_int_eq(poll(&p, 1, WAIT_MS), 1);
+			ck_assert_int_eq(getsockopt(fds[i], SOL_SOCKET,
+						    SO_ERROR, &err, &el), 0);
+			ck_assert_msg(err == 0, "connect: %s", strerror(err));
+		}
+	}
+	/* the last eviction comes with the last accept */
+	for (i = 0; i < FLOOD - HALF_OPEN_SRC; i++)
+		expect_closed(fds[i], i);
+	for (i = FLOOD - HALF_OPEN_SRC; i < FLOOD; i++)
+		expect_held(fds[i], i);
+	for (i = 0; i < FLOOD; i++)
+		close(fds[i]);
+	ck_assert_int_eq(pending_for(l), 0);
+	do_unlisten(l);
+	dev_stop();
+}
+END_TEST
+
 /* A connection request already reported to the consumer is not half-open:
  * no flood evicts it.  A peer from 127.0.0.2 sends its request and our
  * side sees it; then nine sources (its own among them) open more half-open
@@ -2386,6 +2448,7 @@ static Suite *suite(void)
 	ADD(tc, rtr_never_comes);
 	ADD_LOOP(tc, early_initiator, 2);
 	ADD(tc, half_open_flood);
+	ADD(tc, half_open_flood_ipv6);
 	ADD(tc, half_open_oldest_evicted);
 	ADD(tc, half_open_spares_reported);
 	/* valgrind only pretends to lower RLIMIT_NOFILE: the kernel's

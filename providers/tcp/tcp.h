@@ -273,6 +273,22 @@ struct dapl_tconn {
 	struct sockaddr_storage local;  /* the listener's address */
 	uint8_t buf[MPA_HDR_LEN + MPA_PD_MAX];
 	struct dapl_tconn *next;        /* dev->conns */
+	/* Half-open: accepted, its request not in yet (dev->lock).  Such a
+	 * conn is on two lists, oldest first: the device's and its source
+	 * address's; the bounds evict from their heads (tcp_dev.c). */
+	bool half_open;
+	struct tcp_src *src;
+	struct dapl_tconn *ho_prev, *ho_next;     /* dev->ho_oldest... */
+	struct dapl_tconn *src_prev, *src_next;   /* src->oldest... */
+};
+
+/* A source address with half-open handshakes (dev->srcs, dev->lock). */
+struct tcp_src {
+	uint8_t addr[16];               /* IPv4 (also v4-mapped): 4 bytes */
+	uint8_t len;
+	unsigned count;                 /* its half-open conns */
+	struct dapl_tconn *oldest, *newest;
+	struct tcp_src *next;           /* hash chain */
 };
 
 struct dapl_tlisten {
@@ -281,6 +297,9 @@ struct dapl_tlisten {
 	uint16_t port;
 	bool dead;
 	int unanswered;
+	/* accept4 ran out of fds or memory: out of the epoll set, retried
+	 * at each tick until it takes a connection again (dev->lock) */
+	bool paused;
 	struct dapl_tlisten *next;
 };
 
@@ -339,6 +358,7 @@ struct dapl_tmw {
 };
 
 #define TCP_STAG_BUCKETS 1024
+#define TCP_SRC_BUCKETS 64
 #define TCP_SALTS 64
 
 /* a reject's private data (MPA's most) is kept whole in dev->connq */
@@ -360,6 +380,11 @@ struct dapl_tdev {
 	atomic_bool timer_on;
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;
+	/* the half-open ones among conns, oldest first, and their sources */
+	struct dapl_tconn *ho_oldest, *ho_newest;
+	unsigned half_open;
+	struct tcp_src *srcs[TCP_SRC_BUCKETS];
+	uint32_t src_key;               /* random: where a source hashes */
 	struct dapl_tep *eps;
 	/* the endpoints' events, all of them made up here */
 	struct dapl_conn_events connq;
@@ -371,6 +396,8 @@ struct dapl_tdev {
 	unsigned salts_left;
 	/* the private data of the connection request cm_get_event returned last */
 	uint8_t ev_buf[MPA_PD_MAX];
+	/* for tests (test_tcp_peer): accept4 calls and ticks, ever */
+	atomic_uint accept_calls, ticks;
 };
 
 /* DAPL_TCP_TRACE=1: one line per FPDU and per state change on stderr. */

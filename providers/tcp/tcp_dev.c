@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -38,7 +39,14 @@
 enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
        TAG_CONNQ = 5 };
 #define TAG_MASK 7u
-#define MAX_HALF_OPEN 256       /* passive handshakes in progress per device */
+/* Half-open handshakes (accepted, the MPA request not in yet) held per
+ * device, and per source address: past either bound a newcomer evicts the
+ * oldest (its source's own when the source is over its share), so a peer
+ * that opens sockets and says nothing cannot shut the listener for
+ * everybody else. */
+#define MAX_HALF_OPEN 256
+#define MAX_HALF_OPEN_PER_SRC (MAX_HALF_OPEN / 8)
+#define ACCEPT_RETRIES 8        /* accept4 errors of one connection in a row */
 
 int tcp_trace;
 
@@ -240,6 +248,10 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	}
 	dev->epfd = dev->notify_fd = dev->timer_fd = -1;
 	dev->connq.fd = -1;
+	/* a peer should not pick addresses that share a hash chain */
+	if (getrandom(&dev->src_key, sizeof(dev->src_key), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(dev->src_key))
+		dev->src_key = (uint32_t)tcp_now_ms() ^ (uint32_t)(uintptr_t)dev;
 	err = parse_params(ia_params, &dev->addr, why, whylen);
 	if (!err)
 		err = probe_addr(&dev->addr, why, whylen);
@@ -355,6 +367,13 @@ void tcp_dev_close(struct dapl_tdev *dev)
 		dev->conns = c->next;
 		tcp_conn_free(c);
 	}
+	for (i = 0; i < TCP_SRC_BUCKETS; i++)
+		while (dev->srcs[i]) {
+			struct tcp_src *s = dev->srcs[i];
+
+			dev->srcs[i] = s->next;
+			free(s);
+		}
 	while ((l = dev->listeners)) {
 		dev->listeners = l->next;
 		if (l->fd >= 0)
@@ -554,10 +573,133 @@ static void listener_unlink(struct dapl_tdev *dev, struct dapl_tlisten *l)
 	free(l);
 }
 
+/* ---- half-open handshakes: the device's and each source's, oldest first -- */
+
+/* The address a peer's handshakes count against: without the port, an
+ * IPv4-mapped IPv6 address as the IPv4 one. */
+static void src_addr(const struct sockaddr_storage *ss, uint8_t a[16],
+		     uint8_t *len)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	memset(a, 0, 16);
+	if (ss->ss_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		memcpy(a, &s6->sin6_addr, 16);
+		*len = 16;
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(a, &s6->sin6_addr.s6_addr[12], 4);
+		*len = 4;
+	} else {
+		memcpy(a, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+		*len = 4;
+	}
+}
+
+static unsigned src_bucket(const struct dapl_tdev *dev, const uint8_t a[16],
+			   uint8_t len)
+{
+	uint32_t h = dev->src_key ^ len;
+	unsigned i;
+
+	/* keyed, so chains stay short; at worst one holds every source of
+	 * a half-open conn, MAX_HALF_OPEN */
+	for (i = 0; i < len; i++) {
+		h = (h ^ a[i]) * 0x01000193u;
+		h ^= h >> 15;
+	}
+	h ^= dev->src_key >> 7;
+	h *= 0x2c1b3c6du;
+	h ^= h >> 16;
+	return h % TCP_SRC_BUCKETS;
+}
+
+/* dev->lock held: the record of source a, NULL if it has no half-open
+ * conn; with make, one is made (NULL: out of memory). */
+static struct tcp_src *src_find(struct dapl_tdev *dev, const uint8_t a[16],
+				uint8_t len, bool make)
+{
+	unsigned b = src_bucket(dev, a, len);
+	struct tcp_src *s;
+
+	for (s = dev->srcs[b]; s; s = s->next)
+		if (s->len == len && !memcmp(s->addr, a, len))
+			return s;
+	if (!make || !(s = calloc(1, sizeof(*s))))
+		return NULL;
+	memcpy(s->addr, a, 16);
+	s->len = len;
+	s->next = dev->srcs[b];
+	dev->srcs[b] = s;
+	return s;
+}
+
+/* dev->lock held: c, just accepted, waits for its request (s: its source). */
+static void ho_add(struct dapl_tdev *dev, struct dapl_tconn *c,
+		   struct tcp_src *s)
+{
+	c->half_open = true;
+	c->src = s;
+	c->ho_prev = dev->ho_newest;
+	c->ho_next = NULL;
+	if (dev->ho_newest)
+		dev->ho_newest->ho_next = c;
+	else
+		dev->ho_oldest = c;
+	dev->ho_newest = c;
+	dev->half_open++;
+	c->src_prev = s->newest;
+	c->src_next = NULL;
+	if (s->newest)
+		s->newest->src_next = c;
+	else
+		s->oldest = c;
+	s->newest = c;
+	s->count++;
+}
+
+/* dev->lock held: c is half-open no more (its request is in, or it goes). */
+static void ho_remove(struct dapl_tdev *dev, struct dapl_tconn *c)
+{
+	struct tcp_src *s = c->src, **p;
+
+	if (!c->half_open)
+		return;
+	c->half_open = false;
+	c->src = NULL;
+	if (c->ho_prev)
+		c->ho_prev->ho_next = c->ho_next;
+	else
+		dev->ho_oldest = c->ho_next;
+	if (c->ho_next)
+		c->ho_next->ho_prev = c->ho_prev;
+	else
+		dev->ho_newest = c->ho_prev;
+	dev->half_open--;
+	if (c->src_prev)
+		c->src_prev->src_next = c->src_next;
+	else
+		s->oldest = c->src_next;
+	if (c->src_next)
+		c->src_next->src_prev = c->src_prev;
+	else
+		s->newest = c->src_prev;
+	c->ho_prev = c->ho_next = c->src_prev = c->src_next = NULL;
+	if (--s->count)
+		return;
+	for (p = &dev->srcs[src_bucket(dev, s->addr, s->len)]; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	free(s);
+}
+
 /* dev->lock held: a conn leaves the list (accepted, rejected, dropped). */
 static void conn_unlink(struct dapl_tdev *dev, struct dapl_tconn *c)
 {
 	struct dapl_tconn **p;
+
+	ho_remove(dev, c);
 
 	for (p = &dev->conns; *p; p = &(*p)->next)
 		if (*p == c) {
@@ -586,6 +728,7 @@ void tcp_unlisten(struct dapl_tlisten *l)
 	close(l->fd);
 	l->fd = -1;
 	l->dead = true;
+	l->paused = false;
 	/* requests still in their handshake were never reported: drop them */
 	for (c = dev->conns; c; c = next) {
 		next = c->next;
@@ -616,29 +759,94 @@ bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
 
 static int conn_read(struct dapl_tconn *c);
 
+/* dev->lock held: accept4 failed for want of fds (EMFILE, ENFILE) or
+ * memory (ENOBUFS, ENOMEM), or for a reason we do not know.  The listener,
+ * level-triggered, would wake the progress thread for nothing until that
+ * passes: it leaves the epoll set and tick() tries it again (one accept4 a
+ * tick).  Connections meanwhile wait in the kernel's backlog rather than
+ * being closed: the condition usually passes before a connect times out. */
+static void listener_pause(struct dapl_tdev *dev, struct dapl_tlisten *l,
+			   int err)
+{
+	static atomic_bool said;
+
+	if (!l->paused) {
+		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+		l->paused = true;
+	}
+	timer_set(dev, true);
+	if (!atomic_exchange(&said, true))
+		dapl_dbg(1, "%s: cannot accept on port %u (%s): new connections "
+			 "wait in the listen backlog, tried again every %d ms "
+			 "(said once per process)", dev->name, l->port,
+			 strerror(err), TCP_TICK_NS / 1000000);
+}
+
+/* dev->lock held: accept4 works again (or has nothing to take). */
+static void listener_resume(struct dapl_tdev *dev, struct dapl_tlisten *l)
+{
+	/* failing, it stays paused: the next tick tries again */
+	if (l->paused && !epoll_set(dev->epfd, EPOLL_CTL_ADD, l->fd, EPOLLIN,
+				    tagged(l, TAG_LISTEN)))
+		l->paused = false;
+}
+
+/* dev->lock held: a half-open conn goes to make room for a newcomer from
+ * addr: its source's oldest when that source holds its share already,
+ * else the device's oldest when the device holds MAX_HALF_OPEN.  (A conn
+ * reported to the consumer is never half-open.) */
+static void ho_make_room(struct dapl_tdev *dev, const uint8_t a[16],
+			 uint8_t len)
+{
+	struct tcp_src *s = src_find(dev, a, len, false);
+	struct dapl_tconn *victim = NULL;
+
+	if (s && s->count >= MAX_HALF_OPEN_PER_SRC)
+		victim = s->oldest;
+	else if (dev->half_open >= MAX_HALF_OPEN)
+		victim = dev->ho_oldest;
+	if (victim) {
+		conn_unlink(dev, victim);
+		tcp_conn_free(victim);
+	}
+}
+
 /* dev->lock held. */
 static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 {
 	struct dapl_tconn *c;
+	struct tcp_src *s;
 	struct sockaddr_storage peer;
 	socklen_t plen;
-	int fd, n = 0, r;
+	uint8_t a[16], alen;
+	int fd, r, errs = 0;
 
-	for (c = dev->conns; c; c = c->next)
-		if (!c->reported)
-			n++;
 	for (;;) {
 		plen = sizeof(peer);
+		atomic_fetch_add(&dev->accept_calls, 1);
 		fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return;
-		if (n >= MAX_HALF_OPEN) {
-			/* a flood of handshakes that never finish: refuse
-			 * the newest instead of growing without bound */
-			close(fd);
-			continue;
+		if (fd < 0) {
+			switch (errno) {
+			case EAGAIN:
+				listener_resume(dev, l);
+				return;
+			case EINTR:
+			case ECONNABORTED:
+			/* a connection's own error, passed on by accept4
+			 * (accept(2)): the next one may be fine */
+			case EPROTO: case EPERM: case ENETDOWN: case ENOPROTOOPT:
+			case EHOSTDOWN: case ENONET: case EHOSTUNREACH:
+			case EOPNOTSUPP: case ENETUNREACH:
+				if (++errs < ACCEPT_RETRIES)
+					continue;
+				return;   /* level-triggered: back next pass */
+			default:  /* EMFILE, ENFILE, ENOBUFS, ENOMEM, ... */
+				listener_pause(dev, l, errno);
+				return;
+			}
 		}
+		listener_resume(dev, l);
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -656,20 +864,27 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 			((struct sockaddr_in6 *)&c->local)->sin6_port = htons(l->port);
 		c->deadline_ms = tcp_now_ms() + dev->handshake_ms;
 		/* the request has often come with the connection: read it
-		 * now; only a request still to come needs the epoll set and
-		 * the timer (its deadline) */
+		 * now; only a request still to come makes it half-open, with
+		 * a place in the epoll set, the bounds and the timer */
 		r = conn_read(c);
 		if (r < 0) {
 			tcp_conn_free(c);
 			continue;
 		}
 		if (r == 0) {
+			src_addr(&peer, a, &alen);
+			ho_make_room(dev, a, alen);
 			if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd,
 				      EPOLLIN | EPOLLRDHUP, tagged(c, TAG_CONN))) {
 				tcp_conn_free(c);
 				continue;
 			}
 			c->watched = true;
+			if (!(s = src_find(dev, a, alen, true))) {
+				tcp_conn_free(c);
+				continue;
+			}
+			ho_add(dev, c, s);
 			timer_set(dev, true);
 		}
 		c->next = dev->conns;
@@ -833,13 +1048,22 @@ static void tick(struct dapl_tdev *dev)
 {
 	struct dapl_tep *eps[64], *ep;
 	struct dapl_tconn *c, *next;
+	struct dapl_tlisten *l;
 	uint64_t now = tcp_now_ms(), v;
 	bool need = false;
 	int n = 0, i;
 
 	if (read(dev->timer_fd, &v, sizeof(v)) < 0)
 		v = 0;
+	atomic_fetch_add(&dev->ticks, 1);
 	pthread_mutex_lock(&dev->lock);
+	/* listeners out of fds or memory try again; before the conns,
+	 * whose deadlines keep the timer going, as one may come of it */
+	for (l = dev->listeners; l; l = l->next)
+		if (l->paused && l->fd >= 0) {
+			accept_new(dev, l);
+			need |= l->paused;
+		}
 	for (c = dev->conns; c; c = next) {
 		next = c->next;
 		if (!c->reported && c->deadline_ms <= now) {
@@ -950,6 +1174,7 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		if (c->reported || c->have < MPA_HDR_LEN ||
 		    c->have < MPA_HDR_LEN + c->pd_len || !c->listener)
 			continue;
+		ho_remove(dev, c);      /* (its request is in: it is not) */
 		c->reported = true;
 		c->listener->unanswered++;
 		if (c->watched)
@@ -1036,6 +1261,10 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 				if (r < 0) {
 					conn_unlink(dev, c);
 					tcp_conn_free(c);
+				} else if (r > 0) {
+					/* its request is in: next_event
+					 * reports it, nothing evicts it */
+					ho_remove(dev, c);
 				}
 			}
 			break;

@@ -61,7 +61,15 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_RX_BUF (128 * 1024)      /* staging buffer per endpoint */
 #define TCP_DIRECT_MIN 4096          /* after an FPDU this large, read the next header alone */
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
-#define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet posted */
+#define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet
+                                        posted, TCP_UNEXPECTED_COST each included */
+#define TCP_UNEXPECTED_COST 64u      /* a held Send's charge beyond its data: its
+                                        struct tcp_unexpected and malloc's header */
+#define TCP_UNEXPECTED_MSGS TCP_QUEUE_MAX /* Sends held at most: a libdat peer
+                                        never has more unplaced than its send
+                                        queue is deep; past it a Terminate */
+#define TCP_DRIVE_FPDUS 4096         /* FPDUs one drive takes before it lets the
+                                        lock go (the socket stays readable) */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
 #define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
 #define TCP_CQ_DRIVE_ALL 4           /* up to this many endpoints a CQ poll drives each */
@@ -131,6 +139,12 @@ struct tcp_unexpected {
 	bool complete;
 	uint8_t data[];
 };
+
+/* (malloc's header is 16 bytes at most, its rounding 15) */
+_Static_assert(sizeof(struct tcp_unexpected) + 32 <=
+	       TCP_UNEXPECTED_COST, "a held Send's charge covers its overhead");
+_Static_assert((uint64_t)TCP_UNEXPECTED_MSGS * TCP_UNEXPECTED_COST <
+	       TCP_UNEXPECTED_MAX, "empty Sends meet the count bound first");
 
 enum tcp_ep_state {
 	TCP_EP_IDLE,
@@ -247,8 +261,14 @@ struct dapl_tep {
 	uint32_t dst_off;           /* offset into the message */
 	struct tcp_wr srq_wr;       /* a receive taken from the SRQ */
 	bool srq_wr_busy;
-	struct tcp_unexpected *unexp_head, *unexp_tail;
-	uint32_t unexp_bytes;
+	/* Sends held, oldest first; unexp_link is the link that points at
+	 * the tail (&unexp_head or the one before's next), so that the
+	 * tail, grown by realloc, is relinked without a walk */
+	struct tcp_unexpected *unexp_head, *unexp_tail, **unexp_link;
+	uint32_t unexp_bytes;       /* their data + TCP_UNEXPECTED_COST each */
+	uint32_t unexp_count;       /* how many (TCP_UNEXPECTED_MSGS at most) */
+	uint64_t unexp_visits;      /* held Sends looked at, ever: tests check
+	                               that it grows by O(1) per message */
 	uint32_t cur_msg_seq;       /* inbound message number of the current Send/Write */
 	uint8_t *rbuf;              /* staging */
 	uint32_t rbuf_rd, rbuf_wr;
@@ -476,6 +496,8 @@ void tcp_ep_flush_all(struct dapl_tep *ep);
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
 void tcp_ep_reset_streams(struct dapl_tep *ep);
+/* ep->lock held: the Sends held for receives are dropped. */
+void tcp_ep_drop_unexpected(struct dapl_tep *ep);
 /* A fresh secret for the sink STags of our RDMA Reads (per connection). */
 void tcp_ep_new_salt(struct dapl_tep *ep);
 

@@ -3,7 +3,8 @@
  *
  * Every function here runs with ep->lock held (the post_* entry points
  * take it).  Nothing allocates except a Send that arrives before its
- * receive is posted (held in a bounded buffer, TCP_UNEXPECTED_MAX).
+ * receive is posted (held in a bounded buffer: TCP_UNEXPECTED_MAX bytes,
+ * TCP_UNEXPECTED_MSGS messages).
  *
  * Receive: bytes come into a staging buffer with one recv(); headers are
  * parsed from it, and the payload found there is copied to its place.
@@ -208,10 +209,23 @@ static void complete_sends(struct dapl_tep *ep)
 		ep->read_head = q->head;
 }
 
+void tcp_ep_drop_unexpected(struct dapl_tep *ep)
+{
+	struct tcp_unexpected *u;
+
+	while ((u = ep->unexp_head)) {
+		ep->unexp_head = u->next;
+		free(u);
+	}
+	ep->unexp_tail = NULL;
+	ep->unexp_link = &ep->unexp_head;
+	ep->unexp_bytes = 0;
+	ep->unexp_count = 0;
+}
+
 void tcp_ep_flush_all(struct dapl_tep *ep)
 {
 	struct tcp_queue *q = &ep->sq;
-	struct tcp_unexpected *u;
 
 	/* what was done before the end still completes as it was */
 	while (q->head != q->tail) {
@@ -245,12 +259,7 @@ void tcp_ep_flush_all(struct dapl_tep *ep)
 		complete(ep, ep->rcq, &ep->srq_wr, DAPL_TWC_FLUSHED, 0);
 		ep->srq_wr_busy = false;
 	}
-	while ((u = ep->unexp_head)) {
-		ep->unexp_head = u->next;
-		free(u);
-	}
-	ep->unexp_tail = NULL;
-	ep->unexp_bytes = 0;
+	tcp_ep_drop_unexpected(ep);
 	ep->resp_head = ep->resp_tail = 0;
 	ep->iov_at = ep->iov_n = 0;
 	ep->dst = DST_NONE;
@@ -718,13 +727,32 @@ static void recv_done(struct dapl_tep *ep, enum dapl_twc_status st,
 	}
 }
 
-/* Sends held for receives: place those whose receive is now posted. */
+/* The oldest held Send leaves the list (and is freed). */
+static void unlink_head(struct dapl_tep *ep)
+{
+	struct tcp_unexpected *u = ep->unexp_head;
+
+	ep->unexp_head = u->next;
+	if (ep->unexp_link == &u->next)
+		ep->unexp_link = &ep->unexp_head;  /* the tail is the head now */
+	if (!ep->unexp_head) {
+		ep->unexp_tail = NULL;
+		ep->unexp_link = &ep->unexp_head;
+	}
+	ep->unexp_bytes -= u->len + TCP_UNEXPECTED_COST;
+	ep->unexp_count--;
+	free(u);
+}
+
+/* Sends held for receives: place those whose receive is now posted (each
+ * one a step: the head of the list). */
 static void match_unexpected(struct dapl_tep *ep)
 {
 	struct tcp_unexpected *u;
 	struct tcp_wr *wr;
 
 	while ((u = ep->unexp_head) && u->complete && (wr = next_recv(ep))) {
+		ep->unexp_visits++;
 		if (u->len > wr->len) {
 			recv_done(ep, DAPL_TWC_LOCAL_LENGTH, 0);
 			tcp_ep_terminate(ep, TERM_DDP, TERM_DDP_UNTAGGED,
@@ -733,11 +761,7 @@ static void match_unexpected(struct dapl_tep *ep)
 		}
 		sge_copy(wr, 0, u->data, u->len, true);
 		recv_done(ep, DAPL_TWC_SUCCESS, u->len);
-		ep->unexp_head = u->next;
-		if (!ep->unexp_head)
-			ep->unexp_tail = NULL;
-		ep->unexp_bytes -= u->len;
-		free(u);
+		unlink_head(ep);
 		update_placed(ep);
 	}
 }
@@ -938,7 +962,17 @@ static bool begin_fpdu(struct dapl_tep *ep)
 				if (ep->send_to_unexp) {
 					struct tcp_unexpected *u;
 
-					if (ep->unexp_bytes >= TCP_UNEXPECTED_MAX) {
+					if (ep->unexp_count >= TCP_UNEXPECTED_MSGS) {
+						/* more Sends than receives any
+						 * queue of ours could take: a
+						 * peer that ignores them */
+						reject_fpdu(ep, TERM_DDP,
+							    TERM_DDP_UNTAGGED,
+							    TERM_CODE_NO_BUFFER);
+						return false;
+					}
+					if (ep->unexp_bytes + TCP_UNEXPECTED_COST >
+					    TCP_UNEXPECTED_MAX) {
 						/* wait, with the data in the
 						 * socket, for a receive */
 						ep->in_send = false;
@@ -952,11 +986,16 @@ static bool begin_fpdu(struct dapl_tep *ep)
 						return false;
 					}
 					u->seq = ep->cur_msg_seq;
-					if (ep->unexp_tail)
-						ep->unexp_tail->next = u;
-					else
-						ep->unexp_head = u;
+					/* the old tail's next is the link to
+					 * the new one */
+					ep->unexp_link = ep->unexp_tail ?
+							 &ep->unexp_tail->next :
+							 &ep->unexp_head;
+					*ep->unexp_link = u;
 					ep->unexp_tail = u;
+					ep->unexp_bytes += TCP_UNEXPECTED_COST;
+					ep->unexp_count++;
+					ep->unexp_visits++;
 				}
 			}
 			if (ep->send_to_unexp) {
@@ -968,8 +1007,9 @@ static bool begin_fpdu(struct dapl_tep *ep)
 						    TERM_CODE_TOO_LONG);
 					return false;
 				}
-				if (ep->unexp_bytes + (uint64_t)u->len +
-				    ep->data_len > TCP_UNEXPECTED_MAX) {
+				/* (unexp_bytes has u->len in it already) */
+				if ((uint64_t)ep->unexp_bytes + ep->data_len >
+				    TCP_UNEXPECTED_MAX) {
 					/* the buffer is full: wait, with the
 					 * data in the socket, for a receive */
 					ep->stalled = true;
@@ -980,16 +1020,9 @@ static bool begin_fpdu(struct dapl_tep *ep)
 					tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ENOMEM);
 					return false;
 				}
-				if (ep->unexp_head == u)
-					ep->unexp_head = nu;
-				else {
-					struct tcp_unexpected *x = ep->unexp_head;
-
-					while (x->next != u)
-						x = x->next;
-					x->next = nu;
-				}
+				*ep->unexp_link = nu;
 				ep->unexp_tail = nu;
+				ep->unexp_visits++;
 				ep->dst = DST_UNEXP;
 			} else {
 				struct tcp_wr *wr = next_recv(ep);
@@ -1303,19 +1336,22 @@ static void adopt_partial(struct dapl_tep *ep)
 		return;
 	}
 	sge_copy(wr, 0, u->data, u->len, true);
-	ep->unexp_bytes -= u->len;
-	ep->unexp_head = ep->unexp_tail = NULL;
-	free(u);
+	unlink_head(ep);
 	ep->send_to_unexp = false;
 }
 
 /* Reads and places what arrived.  false when the connection ended.  It
  * stops, without asking the socket again, once a read came back short:
  * the socket was empty then, and what came since keeps it readable for
- * the next driver (every wait is on level-triggered readiness). */
+ * the next driver (every wait is on level-triggered readiness).  It also
+ * stops, with the staging buffer used up, after TCP_DRIVE_FPDUS FPDUs: a
+ * peer that floods must not keep the lock (and the thread that drives,
+ * maybe the progress thread every connection needs) to itself; the
+ * socket, still readable, brings a driver back. */
 static bool rx_drive(struct dapl_tep *ep)
 {
 	bool drained = false;
+	unsigned fpdus = 0;
 
 	/* receives posted since: Sends held for them are placed first */
 	if (ep->unexp_head && !ep->stalled) {
@@ -1328,7 +1364,8 @@ static bool rx_drive(struct dapl_tep *ep)
 		adopt_partial(ep);
 		if (ep->state != TCP_EP_CONNECTED)
 			return false;
-		if (ep->unexp_bytes >= TCP_UNEXPECTED_MAX && !next_recv(ep))
+		if (ep->unexp_bytes + TCP_UNEXPECTED_COST > TCP_UNEXPECTED_MAX &&
+		    !next_recv(ep))
 			return true;
 		ep->stalled = false;
 		if (!begin_fpdu(ep))
@@ -1344,7 +1381,7 @@ static bool rx_drive(struct dapl_tep *ep)
 		uint32_t avail = ep->rbuf_wr - ep->rbuf_rd, n;
 		uint8_t *src = ep->rbuf + ep->rbuf_rd;
 
-		if (avail == 0 && drained)
+		if (avail == 0 && (drained || fpdus >= TCP_DRIVE_FPDUS))
 			return true;
 		if (ep->phase == RX_DATA && ep->dst != DST_NONE &&
 		    avail == 0 && ep->data_done < ep->data_len) {
@@ -1439,6 +1476,7 @@ static bool rx_drive(struct dapl_tep *ep)
 				break;
 			ep->phase = RX_HDR;
 			ep->hdr_have = 0;
+			fpdus++;
 			if (!end_fpdu(ep))
 				return false;
 			/* a long stream in one drive: the sender may be

@@ -160,18 +160,6 @@ void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
 	pthread_mutex_unlock(&dev->lock);
 }
 
-static void free_unexpected(struct dapl_tep *ep)
-{
-	struct tcp_unexpected *u;
-
-	while ((u = ep->unexp_head)) {
-		ep->unexp_head = u->next;
-		free(u);
-	}
-	ep->unexp_tail = NULL;
-	ep->unexp_bytes = 0;
-}
-
 int tcp_ep_destroy(struct dapl_tep *ep)
 {
 	struct dapl_tdev *dev = ep->dev;
@@ -202,7 +190,7 @@ int tcp_ep_destroy(struct dapl_tep *ep)
 	while (atomic_load(&ep->refs))
 		sched_yield();
 
-	free_unexpected(ep);
+	tcp_ep_drop_unexpected(ep);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep->sq.wr);
 	free(ep->rq.wr);
@@ -220,7 +208,7 @@ int tcp_ep_reset(struct dapl_tep *ep)
 	drop_socket(ep);
 	ep->state = TCP_EP_DOWN;
 	tcp_ep_flush_all(ep);
-	free_unexpected(ep);
+	tcp_ep_drop_unexpected(ep);
 	tcp_ep_reset_streams(ep);
 	ep->state = TCP_EP_IDLE;
 	pthread_mutex_lock(&dev->lock);

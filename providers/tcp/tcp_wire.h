@@ -109,6 +109,7 @@ enum term_layer { TERM_RDMAP = 0, TERM_DDP = 1, TERM_MPA = 2 };
 #define TERM_CODE_UNEXPECTED_OP 0x06u
 #define TERM_CODE_STREAM_FATAL 0x07u
 #define TERM_CODE_BAD_QN 0x01u        /* DDP untagged */
+#define TERM_CODE_NO_BUFFER 0x02u     /* invalid MSN: no buffer available */
 #define TERM_CODE_BAD_MSN 0x03u
 #define TERM_CODE_BAD_MO 0x04u
 #define TERM_CODE_TOO_LONG 0x05u

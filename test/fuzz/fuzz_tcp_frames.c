@@ -55,6 +55,12 @@
  * be reported as CONNECT_REQUEST, a refusal is a reply with the reject
  * bit, and the listener keeps serving the next input.
  *
+ * One input in about 33 carries a long run of tiny messages (thousands of
+ * repetitions of a few empty or 1-3 byte Sends, bare acks and Writes):
+ * the Sends held for receives must stay within TCP_UNEXPECTED_MSGS and
+ * TCP_UNEXPECTED_MAX at every drive, and a default run must have seen the
+ * Terminate for one Send too many.
+ *
  * Three directed cases follow the inputs: Sends held for receives not yet
  * posted stay within the bound the transport promises
  * (TCP_UNEXPECTED_MAX); a Read Response backed up in the socket stops
@@ -423,6 +429,7 @@ static struct {
 	unsigned long terminal[8], ep_terms;
 	unsigned long garb[NGARB], garb_refused;
 	unsigned long placed_direct, read_bursts, eager;
+	unsigned long floods, flood_frames;
 	struct { uint32_t key; unsigned long n; } terms[48];
 	int nterms;
 } st;
@@ -1020,6 +1027,19 @@ static void drive(void)
 		on_event(&ev);
 	read_raw();
 	garb_read();
+	if (S.ep) {
+		uint32_t held, bytes;
+
+		/* the Sends held for receives stay within both bounds */
+		pthread_mutex_lock(&S.ep->lock);
+		held = S.ep->unexp_count;
+		bytes = S.ep->unexp_bytes;
+		pthread_mutex_unlock(&S.ep->lock);
+		if (held > TCP_UNEXPECTED_MSGS || bytes > TCP_UNEXPECTED_MAX)
+			failure("too many Sends held", "%u Sends (%u bytes) held for "
+				"receives (bounds %u, %u)", held, bytes,
+				TCP_UNEXPECTED_MSGS, TCP_UNEXPECTED_MAX);
+	}
 }
 
 /* Drives until cond() or ms pass; sleeps only in poll() on the fds that
@@ -2414,17 +2434,95 @@ static bool handshake(enum hmode mode, enum ext_kind xk, bool bad_rtr,
 }
 
 /* The peer's FPDUs after the RTR: the generated sequence, with cuts. */
+/* A long run of tiny messages on one connection, which no other input
+ * makes: a pattern of 1 to 4 small frames (empty or 1-3 byte Sends, bare
+ * acks, 1-3 byte Writes to fixed places of the writable region) repeated
+ * from ten to tens of thousands of times, one repetition now and then
+ * mutated, receives posted along the way.  A quarter of the runs end
+ * within a few Sends of TCP_UNEXPECTED_MSGS (the Sends the endpoint holds
+ * for receives at most: past it, a Terminate), a quarter fill the input. */
+static void gen_flood(bool clean)
+{
+	enum { PAT_MAX = 4, TINY_MAX = 2 + DDP_UNTAGGED_LEN + 3 + 3 + 4 };
+	static uint8_t f[FRAME_MAX];
+	uint8_t kind[PAT_MAX], len[PAT_MAX];
+	uint16_t at[PAT_MAX];
+	uint32_t npat = 1 + rndn(PAT_MAX), sends = 0, reps, fit, r, i, bad_at;
+	uint32_t want;
+
+	for (i = 0; i < npat; i++) {
+		uint32_t k = rndn(100);
+
+		kind[i] = k < 70 ? F_SEND : k < 85 ? F_ACK : F_WRITE;
+		len[i] = (uint8_t)(chance(50) ? 0 : rndn(4));
+		at[i] = (uint16_t)rndn(4096);
+		sends += kind[i] == F_SEND;
+	}
+	if (!sends) {
+		kind[0] = F_SEND;
+		sends = 1;
+	}
+	fit = (uint32_t)((OUT_MAX - S.out_len - 2 * FRAME_MAX) / (npat * TINY_MAX));
+	switch (rndn(4)) {
+	case 0: reps = 10 + rndn(2000); break;
+	case 1: reps = 2000 + rndn(20000); break;
+	case 2:
+		want = TCP_UNEXPECTED_MSGS - 8 + rndn(17);
+		reps = (want + sends - 1) / sends;
+		break;
+	default: reps = fit; break;
+	}
+	if (reps > fit)
+		reps = fit;
+	bad_at = !clean && chance(20) ? rndn(reps + 1) : UINT32_MAX;
+	st.floods++;
+	for (r = 0; r < reps; r++) {
+		for (i = 0; i < npat; i++) {
+			size_t n, start = S.out_len;
+
+			if (kind[i] == F_SEND) {
+				n = b_send(f, len[i], true, RDMAP_SEND + rndn(4));
+			} else if (kind[i] == F_ACK) {
+				fpdu_put_tagged(f, 0, true, RDMAP_WRITE, 0, 0);
+				n = frame_end(f, DDP_TAGGED_LEN);
+			} else {
+				n = b_write(f, reg[RG_RW].stag, raddr(RG_RW) + at[i],
+					    len[i], true);
+			}
+			if (r == bad_at && i == 0) {
+				n = mutate(f, n, sizeof(f));
+				st.mutated++;
+			}
+			out_put(f, n);
+			S.frames++;
+			st.frames++;
+			st.flood_frames++;
+			/* about 3 of each along the run */
+			if (rndn(reps * npat) < 3)
+				add_cut(start + 1 + rndn((uint32_t)n), CUT_PAUSE);
+			if (rndn(reps * npat) < 3)
+				add_cut(S.out_len, CUT_POST_RECV);
+		}
+	}
+}
+
 static void gen_sequence(bool clean)
 {
 	uint8_t f[FRAME_MAX];
-	int i, nframes;
+	int i, nframes, flood_at;
 
 	memset(f, 0, sizeof(f));
 	phase = "generating";
 	nframes = 1 + (int)rndn(chance(20) ? 60 : 14);
+	flood_at = chance(3) ? (int)rndn((uint32_t)nframes) : -1;
 	for (i = 0; i < nframes && S.out_len + FRAME_MAX < OUT_MAX; i++) {
 		bool bad;
 		size_t n, start = S.out_len;
+
+		if (i == flood_at) {
+			gen_flood(clean);
+			continue;
+		}
 
 		if (!clean && chance(1)) {
 			/* a burst of Read Requests in one piece: more than the
@@ -3228,6 +3326,17 @@ static void run_one(long n, long runs, long every, uint64_t master)
 		fuzz_input(n, seed);
 }
 
+/* Terminates of this kind the endpoint sent. */
+static unsigned long term_count(unsigned layer, unsigned etype, unsigned code)
+{
+	int i;
+
+	for (i = 0; i < st.nterms; i++)
+		if (st.terms[i].key == (layer << 12 | etype << 8 | code))
+			return st.terms[i].n;
+	return 0;
+}
+
 /* valgrind preloads its own libraries into the program it runs. */
 static bool under_valgrind(void)
 {
@@ -3285,7 +3394,9 @@ int main(void)
 	       st.terminal[DAPL_TCM_DISCONNECTED], st.terminal[DAPL_TCM_CONN_ERROR],
 	       st.placed_direct);
 	printf("fuzz_tcp_frames: %lu Read Request bursts, %lu inputs with FPDUs before "
-	       "the reply; Terminates (layer/etype/code: count):", st.read_bursts, st.eager);
+	       "the reply, %lu runs of tiny messages (%lu FPDUs); Terminates "
+	       "(layer/etype/code: count):", st.read_bursts, st.eager, st.floods,
+	       st.flood_frames);
 	for (i = 0; i < st.nterms; i++)
 		printf(" %u/%u/0x%02x: %lu", st.terms[i].key >> 12, (st.terms[i].key >> 8) & 15,
 		       st.terms[i].key & 0xff, st.terms[i].n);
@@ -3297,7 +3408,8 @@ int main(void)
 	/* a default run must have reached every path it is for */
 	if (only < 0 && runs >= 1000 &&
 	    (!st.recv_success || !st.recv_length || !st.write_bytes_placed ||
-	     !st.read_responses || !st.ep_reads_done || codes < 8 || !st.garb_refused))
+	     !st.read_responses || !st.ep_reads_done || codes < 8 || !st.garb_refused ||
+	     !st.floods || !term_count(TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_NO_BUFFER)))
 		failure("coverage", "the run did not reach every path (see the counts)");
 	if (nfail) {
 		printf("fuzz_tcp_frames: %lu failures of %d kinds (each told once above)\n",

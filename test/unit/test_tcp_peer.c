@@ -2400,6 +2400,267 @@ START_TEST(refused_after_unlisten_while_held)
 }
 END_TEST
 
+/* ---- 9. a flood of tiny Sends no receive is posted for --------------------------- */
+
+/* count Sends from MSN first on: even MSNs empty, odd ones one byte (the
+ * MSN's low byte).  *at (if not NULL): where the last one starts. */
+static uint8_t *tiny_sends(uint32_t first, uint32_t count, size_t *len,
+			   size_t *at)
+{
+	uint8_t *f = malloc((size_t)count * 32), *p = f;
+	uint32_t i;
+
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; i < count; i++) {
+		uint32_t msn = first + i;
+		uint8_t d = (uint8_t)msn;
+
+		if (at)
+			*at = (size_t)(p - f);
+		p += mk_send(p, msn, &d, msn & 1, 0);
+	}
+	*len = (size_t)(p - f);
+	return f;
+}
+
+/* What our side holds, read under its lock. */
+static uint32_t held_count(struct dapl_tep *ep, uint64_t *visits)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&ep->lock);
+	n = ep->unexp_count;
+	if (visits)
+		*visits = ep->unexp_visits;
+	ck_assert_uint_le(ep->unexp_bytes, TCP_UNEXPECTED_MAX);
+	pthread_mutex_unlock(&ep->lock);
+	return n;
+}
+
+/* Two Sends fill the receives posted, then more than TCP_UNEXPECTED_MSGS
+ * empty and 1-byte Sends come with none posted: the one past the bound
+ * gets a Terminate (DDP layer, untagged buffer error, "no buffer
+ * available", quoting its header), after our own Send; our endpoint gets
+ * one CONN_ERROR; the two receives and the Send complete once each, and
+ * nothing else comes. */
+START_TEST(tiny_sends_past_bound)
+{
+	struct bed b;
+	struct buf rb, sb;
+	uint8_t *f;
+	size_t n, at;
+	struct dapl_tsge sge;
+
+	bed_up(&b, 4, 4);
+	buf_make(&rb, b.s.pd, 128, 31);
+	buf_make(&sb, b.s.pd, 16, 32);
+	post_recv(&b.s, &rb, 0, 64, 0xa1);
+	post_recv(&b.s, &rb, 64, 64, 0xa2);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, 0);
+	sge = sge_of(&sb, 0, 16);
+	ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 0xa3, DAPL_TPOST_SIGNALED), 0);
+	f = tiny_sends(1, 2 + TCP_UNEXPECTED_MSGS + 1, &n, &at);
+	send_all(b.p.fd, f, n);
+	peer_sees_send(&b, 1, 16);
+	expect_terminate(&b.p, TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_NO_BUFFER,
+			 f + at, 2 + DDP_UNTAGGED_LEN);
+	expect_aborted(b.s.ep);
+	expect_wc(b.s.rcq, 0xa1, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 1);
+	expect_wc(b.s.rcq, 0xa2, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 0);
+	ck_assert_uint_eq(rb.p[0], 1);
+	expect_wc(b.s.scq, 0xa3, DAPL_TWC_SEND, DAPL_TWC_SUCCESS, 16);
+	expect_cq_empty(b.s.rcq);
+	expect_cq_empty(b.s.scq);
+	ck_assert_uint_eq(held_count(b.s.ep, NULL), 0);
+	do_reset(b.s.ep);
+	expect_cq_empty(b.s.rcq);
+	ck_assert_int_eq(pending_for(b.s.ep), 0);
+	free(f);
+	buf_free(&rb);
+	buf_free(&sb);
+	bed_down(&b);
+}
+END_TEST
+
+/* TCP_UNEXPECTED_MSGS empty and 1-byte Sends with no receive posted are
+ * all held (no event); receives posted then take them in order, byte for
+ * byte, and holding and matching them looked at O(1) held Sends each
+ * (the list is never walked).  The connection still works after. */
+START_TEST(tiny_sends_held)
+{
+	enum { DEPTH = 64, N = TCP_UNEXPECTED_MSGS };
+	struct bed b;
+	struct buf rb;
+	uint8_t *f;
+	size_t n;
+	uint64_t visits = 0;
+	int64_t end;
+	uint32_t i, k;
+
+	bed_up(&b, 4, DEPTH);
+	buf_make(&rb, b.s.pd, DEPTH * 2, 33);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, 0);
+	f = tiny_sends(1, N, &n, NULL);
+	send_all(b.p.fd, f, n);
+	/* (each poll drives our side; bounded, never a sleep) */
+	end = now_ms() + WAIT_MS;
+	while (held_count(b.s.ep, NULL) < N) {
+		ck_assert_msg(left_ms(end) > 0, "only %u of %u Sends held",
+			      held_count(b.s.ep, NULL), N);
+		expect_cq_empty(b.s.rcq);
+		sched_yield();
+	}
+	ck_assert_uint_eq(held_count(b.s.ep, &visits), N);
+	ck_assert_msg(visits <= 2u * N, "holding %u Sends looked at %llu",
+		      N, (unsigned long long)visits);
+	ck_assert_int_eq(pending_for(b.s.ep), 0);
+	for (i = 0; i < N; i += DEPTH) {
+		for (k = 0; k < DEPTH; k++) {
+			rb.p[2 * k] = 0xee;
+			post_recv(&b.s, &rb, 2 * k, 2, i + k);
+		}
+		for (k = 0; k < DEPTH; k++) {
+			uint32_t msn = i + k + 1;
+
+			expect_wc(b.s.rcq, i + k, DAPL_TWC_RECV, DAPL_TWC_SUCCESS,
+				  msn & 1);
+			ck_assert_uint_eq(rb.p[2 * k], msn & 1 ? (uint8_t)msn : 0xee);
+		}
+	}
+	ck_assert_uint_eq(held_count(b.s.ep, &visits), 0);
+	ck_assert_msg(visits <= 3u * N, "holding and matching %u Sends looked "
+		      "at %llu", N, (unsigned long long)visits);
+	/* and one more, straight into its receive */
+	post_recv(&b.s, &rb, 0, 2, 0xb0);
+	free(f);
+	f = tiny_sends(N + 1, 1, &n, NULL);
+	send_all(b.p.fd, f, n);
+	expect_wc(b.s.rcq, 0xb0, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, (N + 1) & 1);
+	ck_assert_int_eq(pending_for(b.s.ep), 0);
+	free(f);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
+/* While a raw peer floods one connection with tiny Sends past the bound,
+ * a well-behaved connection through the same listener (both ends ours)
+ * comes up and carries a Send each way; the flooded one ends with its
+ * Terminate and one event. */
+START_TEST(tiny_sends_other_connection)
+{
+	struct bed b;
+	struct side act, pas;
+	struct buf ab, pb;
+	uint8_t *f;
+	size_t n, at, sent = 0;
+	int64_t end = now_ms() + WAIT_MS;
+	bool requested = false, up_a = false, up_p = false, posted = false;
+	struct dapl_tcq *cqs[4];
+	bool done[4] = { false };
+	struct evc c;
+	int i;
+
+	bed_up(&b, 4, 4);
+	side_make(&act, 4, 4);
+	side_make(&pas, 4, 4);
+	buf_make(&ab, act.pd, 64, 34);
+	buf_make(&pb, pas.pd, 64, 35);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, 0);
+	f = tiny_sends(1, TCP_UNEXPECTED_MSGS + 1, &n, &at);
+	do_connect(act.ep, b.port);
+	cqs[0] = act.scq;
+	cqs[1] = act.rcq;
+	cqs[2] = pas.scq;
+	cqs[3] = pas.rcq;
+	/* the flood goes out in pieces; between them the other connection
+	 * takes its next step */
+	while (sent < n) {
+		struct dapl_twc wc;
+		ssize_t k = send(b.p.fd, f + sent, n - sent < 16384 ? n - sent : 16384,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		ck_assert_msg(left_ms(end) > 0, "flood: %zu of %zu sent", sent, n);
+		if (k > 0) {
+			sent += (size_t)k;
+		} else {
+			struct pollfd p = { .fd = b.p.fd, .events = POLLOUT };
+
+			ck_assert_msg(errno == EAGAIN || errno == EINTR,
+				      "flood: %s", strerror(errno));
+			poll(&p, 1, 50);
+		}
+		pthread_mutex_lock(&h.lock);
+		if (!requested && take_within(b.l, 0, &c)) {
+			ck_assert_int_eq(c.ev.type, DAPL_TCM_CONNECT_REQUEST);
+			ck_assert_int_eq(T->accept(c.ev.conn, pas.ep, NULL, 0, 4, 4), 0);
+			requested = true;
+		}
+		if (!up_a && take_within(act.ep, 0, &c)) {
+			ck_assert_int_eq(c.ev.type, DAPL_TCM_ESTABLISHED);
+			up_a = true;
+		}
+		if (!up_p && take_within(pas.ep, 0, &c)) {
+			ck_assert_int_eq(c.ev.type, DAPL_TCM_ESTABLISHED);
+			up_p = true;
+		}
+		pthread_mutex_unlock(&h.lock);
+		if (up_a && up_p && !posted) {
+			struct dapl_tsge sa = sge_of(&ab, 0, 8), sp = sge_of(&pb, 0, 8);
+
+			post_recv(&act, &ab, 32, 32, 0xc1);
+			post_recv(&pas, &pb, 32, 32, 0xc2);
+			ck_assert_int_eq(T->post_send(act.ep, &sa, 1, 0xc3,
+						      DAPL_TPOST_SIGNALED), 0);
+			ck_assert_int_eq(T->post_send(pas.ep, &sp, 1, 0xc4,
+						      DAPL_TPOST_SIGNALED), 0);
+			posted = true;
+		}
+		for (i = 0; posted && i < 4; i++)
+			if (!done[i] && T->cq_poll(cqs[i], &wc, 1) == 1) {
+				ck_assert_int_eq(wc.status, DAPL_TWC_SUCCESS);
+				done[i] = true;
+			}
+	}
+	/* the flood is out: the other connection's remaining steps */
+	if (!requested) {
+		c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
+		do_accept(c.ev.conn, pas.ep);
+	}
+	if (!up_a)
+		take(act.ep, DAPL_TCM_ESTABLISHED);
+	if (!up_p)
+		take(pas.ep, DAPL_TCM_ESTABLISHED);
+	if (!posted) {
+		struct dapl_tsge sa = sge_of(&ab, 0, 8), sp = sge_of(&pb, 0, 8);
+
+		post_recv(&act, &ab, 32, 32, 0xc1);
+		post_recv(&pas, &pb, 32, 32, 0xc2);
+		ck_assert_int_eq(T->post_send(act.ep, &sa, 1, 0xc3,
+					      DAPL_TPOST_SIGNALED), 0);
+		ck_assert_int_eq(T->post_send(pas.ep, &sp, 1, 0xc4,
+					      DAPL_TPOST_SIGNALED), 0);
+	}
+	for (i = 0; i < 4; i++)
+		if (!done[i])
+			ck_assert_int_eq(wait_wc(cqs[i]).status, DAPL_TWC_SUCCESS);
+	ck_assert_int_eq(memcmp(ab.p + 32, pb.p, 8), 0);
+	ck_assert_int_eq(memcmp(pb.p + 32, ab.p, 8), 0);
+	expect_terminate(&b.p, TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_NO_BUFFER,
+			 f + at, 2 + DDP_UNTAGGED_LEN);
+	expect_aborted(b.s.ep);
+	ck_assert_int_eq(pending_for(b.s.ep), 0);
+	ck_assert_int_eq(pending_for(act.ep), 0);
+	ck_assert_int_eq(pending_for(pas.ep), 0);
+	free(f);
+	buf_free(&ab);
+	buf_free(&pb);
+	side_free(&act);
+	side_free(&pas);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 /* A network namespace of our own with only loopback, when we may make one. */
@@ -2466,6 +2727,9 @@ static Suite *suite(void)
 	ADD_LOOP(tc, peer_terminates_read, 2);
 	ADD_LOOP(tc, fin_while_socket_held, 2);
 	ADD(tc, refused_after_unlisten_while_held);
+	ADD(tc, tiny_sends_past_bound);
+	ADD(tc, tiny_sends_held);
+	ADD(tc, tiny_sends_other_connection);
 	suite_add_tcase(s, tc);
 	return s;
 }

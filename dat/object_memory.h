@@ -13,17 +13,20 @@
  * turns on the fallback (dat_object_memory_may_hold). */
 #define DAT_MAX_OBJECT_RANGES 256
 
+/* (hidden: the checks address the table directly, not through the GOT) */
+#define DAT_HIDDEN __attribute__((visibility("hidden")))
+
 struct dat_object_range {
 	_Atomic uintptr_t base;
 	_Atomic size_t readable;       /* only grows */
 };
 
-extern struct dat_object_range dat_object_ranges[DAT_MAX_OBJECT_RANGES];
-extern _Atomic unsigned dat_object_nranges;
+extern DAT_HIDDEN struct dat_object_range dat_object_ranges[DAT_MAX_OBJECT_RANGES];
+extern DAT_HIDDEN _Atomic unsigned dat_object_nranges;
 /* Nonzero while a registered provider has not promised to announce all its
  * objects, or a range did not fit: then a handle in no range is still read
  * (the checks of DAT 1.2 libdats, which can fault on a forged value). */
-extern _Atomic int dat_object_memory_partial;
+extern DAT_HIDDEN _Atomic int dat_object_memory_partial;
 
 /* Whether libdat may read the first word at h (h aligned, >= 64 KiB). */
 static inline int dat_object_memory_may_hold(const void *h)

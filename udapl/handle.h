@@ -51,12 +51,14 @@ void dapl_handle_free(void *obj);
  * arena's base is set before dapl_arena_count is raised (release), and
  * open only grows (release, after the mprotect that made it readable). */
 #define DAPL_MAX_ARENAS 64
+/* (hidden: the checks address the table directly, not through the GOT) */
+#define DAPL_HIDDEN __attribute__((visibility("hidden")))
 struct dapl_arena_extent {
 	uintptr_t base;
 	_Atomic size_t open;
 };
-extern struct dapl_arena_extent dapl_arena_extents[DAPL_MAX_ARENAS];
-extern _Atomic unsigned dapl_arena_count;
+extern DAPL_HIDDEN struct dapl_arena_extent dapl_arena_extents[DAPL_MAX_ARENAS];
+extern DAPL_HIDDEN _Atomic unsigned dapl_arena_count;
 
 /* Whether a header may be read at obj at all: aligned, and in the opened
  * part of one of our arenas.  A forged value (unmapped memory, the

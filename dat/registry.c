@@ -22,7 +22,9 @@
 
 #include "conf.h"
 #include "confpath.h"
+#include "libdat_private.h"
 #include "log.h"
+#include "object_memory.h"
 #include "registry.h"
 
 
@@ -44,6 +46,8 @@ struct dr_entry {
 	DAT_PROVIDER *provider;
 	unsigned open_ias;
 	struct sr_entry *loaded_by;   /* NULL: registered by the program */
+	int announces;                /* promised: its objects lie in
+				       * announced memory (libdat_private.h) */
 	struct dr_entry *next;
 };
 
@@ -299,6 +303,38 @@ static struct dr_entry *dr_find_locked(const DAT_PROVIDER_INFO *key)
 	return NULL;
 }
 
+/* Whether a registered provider has not promised to announce its object
+ * memory: then handles in no announced range must still be read.  Called
+ * whenever the registrations change; reg_lock held. */
+static void unannounced_update_locked(void)
+{
+	struct dr_entry *d;
+
+	for (d = dr_list; d; d = d->next)
+		if (!d->announces)
+			break;
+	dat_object_memory_set_unannounced(d != NULL);
+}
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT DAT_RETURN libdat_private_provider_announces(const DAT_PROVIDER *provider)
+{
+	struct dr_entry *d;
+	int found = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	for (d = dr_list; d; d = d->next)
+		if (d->provider == provider) {
+			d->announces = 1;
+			found = 1;
+		}
+	unannounced_update_locked();
+	pthread_mutex_unlock(&reg_lock);
+	return found ? DAT_SUCCESS
+		     : DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+}
+
 static int known_add(const DAT_PROVIDER *p)
 {
 	int i, free_slot = -1;
@@ -372,6 +408,8 @@ DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider,
 	for (pp = &dr_list; *pp; pp = &(*pp)->next)
 		;
 	*pp = d;
+	/* (until it promises, if it ever does) */
+	unannounced_update_locked();
 	pthread_mutex_unlock(&reg_lock);
 	dat_log(DAT_LOG_DR, "registered %s u%u.%u", info->ia_name,
 		info->dapl_version_major, info->dapl_version_minor);
@@ -391,6 +429,7 @@ static void dr_remove_locked(struct dr_entry *d)
 	}
 	known_remove_locked(d->provider);
 	free(d);
+	unannounced_update_locked();
 }
 
 DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,

@@ -12,8 +12,12 @@
  * time as objects fill it (a leak checker scans what is readable); when
  * one arena is used up another is reserved, and arenas are never
  * unmapped, not even when the provider is unloaded. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1      /* dlvsym, RTLD_DEFAULT */
+#endif
 #include "config.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "handle.h"
+#include "libdat_private.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -32,7 +37,7 @@
 
 #define OBJ_ALIGN 64u
 #define CHUNK ((size_t)64 * 1024)
-#define MAX_ARENAS 64
+#define MAX_ARENAS DAPL_MAX_ARENAS
 #define CHUNK_GONE UINT32_MAX    /* given back to the kernel */
 #define OPEN_STEP ((size_t)1 << 20)
 
@@ -47,6 +52,26 @@ static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arenas[MAX_ARENAS];
 static int narenas;
 static size_t live_objects;
+
+struct dapl_arena_extent dapl_arena_extents[DAPL_MAX_ARENAS];
+_Atomic unsigned dapl_arena_count;
+
+/* Our libdat's calls (libdat_private.h), found once at the first provider
+ * init; both NULL under another libdat.  Set under arena_lock. */
+static libdat_add_object_memory_fn registry_add_memory;
+static libdat_provider_announces_fn registry_provider_announces;
+static bool registry_looked_up;
+
+/* Makes [base, base + open) of arena a count as object memory, here and in
+ * the registry; arena_lock held, after the mprotect. */
+static void arena_publish(struct arena *a, size_t open)
+{
+	a->open = open;
+	atomic_store_explicit(&dapl_arena_extents[a - arenas].open, open,
+			      memory_order_release);
+	if (registry_add_memory)
+		registry_add_memory(a->base, open);
+}
 
 uint32_t dapl_magic(DAT_HANDLE_TYPE type)
 {
@@ -87,6 +112,9 @@ static struct arena *arena_new(size_t need)
 		a->used = 0;
 		a->open = 0;
 		narenas++;
+		dapl_arena_extents[a - arenas].base = (uintptr_t)p;
+		atomic_store_explicit(&dapl_arena_count, (unsigned)narenas,
+				      memory_order_release);
 		return a;
 	}
 	return NULL;
@@ -128,7 +156,7 @@ void *dapl_handle_alloc(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 			     PROT_READ | PROT_WRITE))
 			a = NULL;
 		else
-			a->open = open;
+			arena_publish(a, open);
 	}
 	if (!a) {
 		pthread_mutex_unlock(&arena_lock);
@@ -182,6 +210,38 @@ void dapl_handle_free(void *obj)
 		live_objects--;
 	}
 	pthread_mutex_unlock(&arena_lock);
+}
+
+void dapl_handle_announce_provider(const DAT_PROVIDER *table)
+{
+	libdat_provider_announces_fn announces;
+	int i;
+
+	pthread_mutex_lock(&arena_lock);
+	if (!registry_looked_up) {
+		/* dlvsym, not a link-time reference: under another vendor's
+		 * libdat.so.1 the node is missing and the provider still loads;
+		 * both calls or neither. */
+		void *add = dlvsym(RTLD_DEFAULT, LIBDAT_ADD_OBJECT_MEMORY,
+				   LIBDAT_PRIVATE_VERSION);
+		void *ann = dlvsym(RTLD_DEFAULT, LIBDAT_PROVIDER_ANNOUNCES,
+				   LIBDAT_PRIVATE_VERSION);
+
+		if (add && ann) {
+			*(void **)&registry_add_memory = add;
+			*(void **)&registry_provider_announces = ann;
+		}
+		registry_looked_up = true;
+		/* what was opened before (a provider initialised again) */
+		for (i = 0; registry_add_memory && i < narenas; i++)
+			if (arenas[i].open)
+				registry_add_memory(arenas[i].base, arenas[i].open);
+	}
+	announces = registry_provider_announces;
+	pthread_mutex_unlock(&arena_lock);
+	/* (registered first: the promise is about a registered table) */
+	if (announces)
+		announces(table);
 }
 
 void dapl_handle_release_all(void)

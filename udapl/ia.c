@@ -345,15 +345,10 @@ DAT_RETURN dapl_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 	return DAT_SUCCESS;
 }
 
-/* Any live object of ours, or NULL.  libdat has checked that the first
- * word is one of our tables, so the header is readable. */
+/* Any live object of ours, or NULL. */
 static struct dapl_header *any_object(DAT_HANDLE h)
 {
-	struct dapl_header *hdr = (struct dapl_header *)h;
-
-	if (!dapl_handle_plausible(h) || hdr->magic != dapl_magic(hdr->type))
-		return NULL;
-	return hdr;
+	return dapl_handle_get_any(h);
 }
 
 DAT_RETURN dapl_set_consumer_context(DAT_HANDLE h, DAT_CONTEXT context)

@@ -12,6 +12,7 @@
 
 #include "core.h"
 #include "entry.h"
+#include "handle.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -127,6 +128,9 @@ EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info,
 		free(p);
 		return;
 	}
+	/* before any IA of it opens: libdat then reads no handle value
+	 * outside our arenas */
+	dapl_handle_announce_provider(&p->table);
 	pthread_mutex_lock(&providers_lock);
 	p->next = providers;
 	providers = p;

@@ -1,16 +1,24 @@
 /* A fake DAT provider for the registry tests and the build tree's demo.
  * It moves no data: every call checks its handle like a real provider
  * would, records which table slot it reached, and creates or frees plain
- * objects.  Freed objects stay in a static pool, dead but readable, which is
- * the handle contract libdat relies on (dat_provider_init(3)). */
+ * objects.  Freed objects stay in a pool, dead but readable, which is the
+ * handle contract libdat relies on (dat_provider_init(3)).  The pool is
+ * mapped once per load and never unmapped, and announced to libdat as
+ * object memory (dat/libdat_private.h) like our real providers do, unless
+ * ia_params says "no-announce": then the test provider stands for another
+ * vendor's, whose handles libdat must still accept. */
+#define _GNU_SOURCE 1                /* dlvsym, RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <dat/udat.h>
 #include <dat/dat_registry.h>
 
 #include "dattest_provider.h"
+#include "libdat_private.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -23,6 +31,7 @@ struct tp_provider {
 	DAT_PROVIDER_INFO info;
 	int open_fails;
 	int no_remove;
+	int no_announce;
 	int in_use;
 	struct tp_provider *next;
 };
@@ -37,7 +46,7 @@ struct tp_obj {
 };
 
 static pthread_mutex_t tp_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tp_obj tp_pool[TP_POOL_SIZE];
+static struct tp_obj *tp_pool;       /* TP_POOL_SIZE objects */
 static size_t tp_pool_used;
 static struct tp_provider *tp_providers;
 /* Static, so a provider left registered by a "no-remove" fini is not a leak
@@ -58,7 +67,7 @@ static struct tp_obj *tp_new(DAT_PROVIDER *provider, DAT_HANDLE_TYPE type,
 	struct tp_obj *o = NULL;
 
 	pthread_mutex_lock(&tp_lock);
-	if (tp_pool_used < TP_POOL_SIZE) {
+	if (tp_pool && tp_pool_used < TP_POOL_SIZE) {
 		o = &tp_pool[tp_pool_used++];
 		o->provider = provider;
 		o->magic = TP_MAGIC_LIVE;
@@ -83,7 +92,7 @@ static struct tp_obj *tp_get(DAT_HANDLE h, DAT_HANDLE_TYPE type)
 {
 	struct tp_obj *o = h;
 
-	if (o < tp_pool || o >= tp_pool + TP_POOL_SIZE)
+	if (!tp_pool || o < tp_pool || o >= tp_pool + TP_POOL_SIZE)
 		return NULL;
 	if (o->magic != TP_MAGIC_LIVE || o->type != type)
 		return NULL;
@@ -232,7 +241,7 @@ static struct tp_obj *tp_any(DAT_HANDLE h)
 {
 	struct tp_obj *o = h;
 
-	if (o < tp_pool || o >= tp_pool + TP_POOL_SIZE ||
+	if (!tp_pool || o < tp_pool || o >= tp_pool + TP_POOL_SIZE ||
 	    o->magic != TP_MAGIC_LIVE)
 		return NULL;
 	return o;
@@ -982,6 +991,39 @@ static int has_word(const char *params, const char *word)
 	return 0;
 }
 
+/* Maps the pool (tp_lock held); it outlives an unload, as handles may. */
+static void tp_pool_map(void)
+{
+	void *p;
+
+	if (tp_pool)
+		return;
+	p = mmap(NULL, TP_POOL_SIZE * sizeof(*tp_pool), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		tp_pool = p;
+}
+
+/* libdat's private call, when it is ours. */
+static void *registry_call(const char *name)
+{
+	return dlvsym(RTLD_DEFAULT, name, LIBDAT_PRIVATE_VERSION);
+}
+
+/* The pool is object memory, and prov promises to keep its objects there. */
+static void tp_announce(struct tp_provider *prov)
+{
+	libdat_add_object_memory_fn add;
+	libdat_provider_announces_fn announces;
+
+	*(void **)&add = registry_call(LIBDAT_ADD_OBJECT_MEMORY);
+	*(void **)&announces = registry_call(LIBDAT_PROVIDER_ANNOUNCES);
+	if (!add || !announces)
+		return;
+	add(tp_pool, TP_POOL_SIZE * sizeof(*tp_pool));
+	announces(&prov->table);
+}
+
 EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info,
 			      const char *ia_params)
 {
@@ -990,6 +1032,7 @@ EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info,
 	if (!info || has_word(ia_params, "no-register"))
 		return;
 	pthread_mutex_lock(&tp_lock);
+	tp_pool_map();
 	for (prov = tp_provider_pool; prov < tp_provider_pool + 64; prov++)
 		if (!prov->in_use)
 			break;
@@ -1005,10 +1048,13 @@ EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info,
 	prov->table.device_name = prov->info.ia_name;
 	prov->open_fails = has_word(ia_params, "open-fails");
 	prov->no_remove = has_word(ia_params, "no-remove");
+	prov->no_announce = has_word(ia_params, "no-announce");
 	if (dat_registry_add_provider(&prov->table, info) != DAT_SUCCESS) {
 		prov->in_use = 0;
 		return;
 	}
+	if (!prov->no_announce && tp_pool)
+		tp_announce(prov);
 	pthread_mutex_lock(&tp_lock);
 	prov->next = tp_providers;
 	tp_providers = prov;

@@ -33,6 +33,8 @@ void dat_provider_fini(const DAT_PROVIDER_INFO *info);
  *   ok           register and behave
  *   no-register  register nothing (libdat must try the next entry)
  *   open-fails   register; every ia_open fails with RESOURCE_DEVICE
- *   no-remove    dat_provider_fini leaves the registration in place */
+ *   no-remove    dat_provider_fini leaves the registration in place
+ *   no-announce  do not announce the object pool to libdat (another
+ *                vendor's provider: libdat's fallback check applies) */
 
 #endif

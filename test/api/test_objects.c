@@ -1056,7 +1056,12 @@ struct hobj {
 	DAT_PSP_HANDLE dead_psp;
 	DAT_RSP_HANDLE dead_rsp;
 	DAT_CR_HANDLE dead_cr;
+	/* where a forged object is built on the test's stack */
+	unsigned char stack_copy[4096] __attribute__((aligned(64)));
 };
+
+/* and on the heap (kept: reachable, no leak) */
+static unsigned char *heap_copy;
 
 static void make_hobj(struct hobj *o)
 {
@@ -1065,6 +1070,9 @@ static void make_hobj(struct hobj *o)
 	DAT_CONN_QUAL q;
 
 	memset(o, 0, sizeof(*o));
+	if (!heap_copy)
+		heap_copy = aligned_alloc(64, 4096);
+	ck_assert_ptr_nonnull(heap_copy);
 	HX_OK(dat_cno_create(x.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &o->cno));
 	o->sw = sw_evd(8, DAT_HANDLE_NULL);
 	hx_ep_create(&x, &o->ep, -1, -1);
@@ -1399,11 +1407,97 @@ static uint64_t not_an_object[8] = {
 	0x0123456789abcdefULL, 0xfedcba9876543210ULL, 1, 2, 3, 4, 5, 6
 };
 
-enum { BAD_NULL, BAD_JUNK, BAD_OTHER_SIDE, BAD_WRONG_TYPE, BAD_FREED, BAD_KINDS };
+enum {
+	BAD_NULL, BAD_JUNK, BAD_OTHER_SIDE, BAD_WRONG_TYPE, BAD_FREED,
+	BAD_UNMAPPED, BAD_UNMAPPED_TOP, BAD_STACK_COPY, BAD_HEAP_COPY, BAD_ARENA_TAIL,
+	BAD_KINDS
+};
 static const char *const bad_name[] = {
 	"NULL", "a pointer to no object", "an IA handle for an object (or an object for the IA)",
-	"a live object of another type", "a freed object"
+	"a live object of another type", "a freed object",
+	"0xdeadbeef000 (unmapped)", "0x7ffff0000000", "a copy of a live object on the stack",
+	"a copy of a live object on the heap", "the unopened tail of the provider's arena"
 };
+
+/* Values that were never handles (issue 24): each must be refused before
+ * anything at it is read.  The copies carry a live object's first 64 bytes,
+ * provider table and magic included: only where they lie tells them from
+ * the object. */
+enum forged {
+	FORGED_UNMAPPED, FORGED_UNMAPPED_TOP, FORGED_STACK_COPY, FORGED_HEAP_COPY,
+	FORGED_ARENA_TAIL
+};
+
+/* An address 64 MiB past the megabyte of live (an object of the provider):
+ * inside the arena's reservation, which is PROT_NONE beyond the part opened
+ * for objects so far.  0 when /proc/self/maps shows otherwise (a small
+ * arena under strict overcommit). */
+static uintptr_t arena_tail(DAT_HANDLE live)
+{
+	uintptr_t a = ((uintptr_t)live & ~(uintptr_t)0xfffff) + ((uintptr_t)64 << 20);
+	unsigned long lo, hi;
+	char perms[8], line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi &&
+		    !strcmp(perms, "---p"))
+			found = 1;
+	fclose(f);
+	return found ? a : 0;
+}
+
+/* The forged value of the given kind; copies are of live (for an IA
+ * handle, of x.pz).  0 when it cannot be made here. */
+static int forged_handle(struct hobj *o, enum forged kind, DAT_HANDLE live, DAT_HANDLE *h)
+{
+	uintptr_t tail;
+
+	if ((uintptr_t)live < 4096)
+		live = x.pz;
+	switch (kind) {
+	case FORGED_UNMAPPED:
+		*h = (DAT_HANDLE)(uintptr_t)0xdeadbeef000ULL;
+		return 1;
+	case FORGED_UNMAPPED_TOP:
+		*h = (DAT_HANDLE)(uintptr_t)0x7ffff0000000ULL;
+		return 1;
+	case FORGED_STACK_COPY:
+		memset(o->stack_copy, 0, sizeof(o->stack_copy));
+		memcpy(o->stack_copy, live, 64);
+		*h = o->stack_copy;
+		return 1;
+	case FORGED_HEAP_COPY:
+		memset(heap_copy, 0, 4096);
+		memcpy(heap_copy, live, 64);
+		*h = heap_copy;
+		return 1;
+	case FORGED_ARENA_TAIL:
+		tail = arena_tail(live);
+		*h = (DAT_HANDLE)tail;
+		return tail != 0;
+	}
+	return 0;
+}
+
+/* A live object of the type a call of kind k wants. */
+static DAT_HANDLE live_of_kind(struct hobj *o, enum hkind k)
+{
+	switch (k) {
+	case HK_IA: return x.ia;
+	case HK_ANY: return x.pz;
+	case HK_PZ: return x.pz;
+	case HK_EVD: return o->sw;
+	case HK_CNO: return o->cno;
+	case HK_EP: return o->ep.ep;
+	case HK_PSP: return o->psp;
+	case HK_RSP: return o->rsp;
+	case HK_CR: return o->cr;
+	}
+	return DAT_HANDLE_NULL;
+}
 
 /* The handle of the given badness for a call of kind k; NULL when that
  * badness does not apply (an IA handle is valid where any handle is). */
@@ -1444,6 +1538,13 @@ static int bad_handle(struct hobj *o, enum hkind k, int bad, DAT_HANDLE *h)
 		case HK_RSP: *h = o->dead_rsp; return 1;
 		case HK_CR: *h = o->dead_cr; return 1;
 		}
+		return 0;
+	case BAD_UNMAPPED:
+	case BAD_UNMAPPED_TOP:
+	case BAD_STACK_COPY:
+	case BAD_HEAP_COPY:
+	case BAD_ARENA_TAIL:
+		return forged_handle(o, (enum forged)(bad - BAD_UNMAPPED), live_of_kind(o, k), h);
 	}
 	return 0;
 }
@@ -1607,6 +1708,74 @@ START_TEST(ia_handle_as_secondary_handle)
 	HX_RC(dat_evd_free((DAT_EVD_HANDLE)(uintptr_t)0x10001), HX_BADH(DAT_INVALID_HANDLE1));
 	HX_RC(dat_ep_create(x.ia, (DAT_PZ_HANDLE)(uintptr_t)0xfff8, x.dto, x.dto, o.ep.conn,
 			    NULL, &out), HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+END_TEST
+
+/* _i: an enum forged.  Values that were never handles where a second handle
+ * belongs (issue 24): the provider reads those itself, so it refuses them
+ * unread too, with the subtype of the argument's role. */
+START_TEST(forged_secondary_handles)
+{
+	struct hobj o;
+	DAT_HANDLE out = DAT_HANDLE_NULL, f;
+	DAT_EVD_HANDLE async;
+	DAT_IA_HANDLE ia2;
+	DAT_CONN_QUAL q;
+	DAT_EP_PARAM p;
+	DAT_REGION_DESCRIPTION region;
+	DAT_LMR_CONTEXT lctx;
+	DAT_RMR_CONTEXT rctx;
+	DAT_VLEN rlen;
+	DAT_VADDR raddr;
+	static char buf[4096];
+
+	make_hobj(&o);
+	if (!forged_handle(&o, (enum forged)_i, x.pz, &f)) {
+		HX_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
+		return;
+	}
+	/* a fresh forgery (of live, for the copies) before every call */
+#define FORGE(live) (forged_handle(&o, (enum forged)_i, (live), &f), f)
+	HX_RC(dat_ep_create(x.ia, FORGE(x.pz), x.dto, x.dto, o.ep.conn, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_RC(dat_ep_create(x.ia, x.pz, FORGE(x.dto), x.dto, o.ep.conn, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_RECV));
+	HX_RC(dat_ep_create(x.ia, x.pz, x.dto, FORGE(x.dto), o.ep.conn, NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_REQUEST));
+	HX_RC(dat_ep_create(x.ia, x.pz, x.dto, x.dto, FORGE(o.ep.conn), NULL, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CONN));
+	HX_RC(dat_psp_create(x.ia, o.free_qual, FORGE(x.cr), DAT_PSP_CONSUMER_FLAG, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CR));
+	HX_RC(dat_psp_create_any(x.ia, &q, FORGE(x.cr), DAT_PSP_CONSUMER_FLAG, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CR));
+	HX_RC(dat_rsp_create(x.ia, o.free_qual, FORGE(o.ep.ep), x.cr, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EP));
+	HX_RC(dat_rsp_create(x.ia, o.free_qual, o.ep.ep, FORGE(x.cr), &out),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_CR));
+	HX_RC(dat_evd_create(x.ia, 8, FORGE(o.cno), DAT_EVD_SOFTWARE_FLAG, &out),
+	      HX_BADH(DAT_INVALID_HANDLE_CNO));
+	HX_RC(dat_evd_modify_cno(o.sw, FORGE(o.cno)), HX_BADH(DAT_INVALID_HANDLE_CNO));
+	HX_RC(dat_cr_accept(o.cr, FORGE(o.ep.ep), 0, NULL), HX_BADH(DAT_INVALID_HANDLE_EP));
+	HX_RC(dat_ep_dup_connect(o.ep.ep, FORGE(o.cl.ep), HX_CONNECT_US, 0, NULL,
+				 DAT_QOS_BEST_EFFORT), HX_BADH(DAT_INVALID_HANDLE_EP));
+	memset(&p, 0, sizeof(p));
+	p.pz_handle = FORGE(x.pz);
+	HX_RC(dat_ep_modify(o.ep.ep, DAT_EP_FIELD_PZ_HANDLE, &p), HX_BADH(DAT_INVALID_HANDLE_PZ));
+	memset(&p, 0, sizeof(p));
+	p.recv_evd_handle = FORGE(x.dto);
+	HX_RC(dat_ep_modify(o.ep.ep, DAT_EP_FIELD_RECV_EVD_HANDLE, &p),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_RECV));
+	region.for_va = buf;
+	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof(buf), FORGE(x.pz),
+			     DAT_MEM_PRIV_ALL_FLAG, &out, &lctx, &rctx, &rlen, &raddr),
+	      HX_BADH(DAT_INVALID_HANDLE_PZ));
+	HX_EXPECT_STATE(o.ep.ep, DAT_EP_STATE_UNCONNECTED);
+	async = FORGE(x.async);
+	ia2 = DAT_HANDLE_NULL;
+	HX_RC(dat_ia_open((DAT_NAME_PTR)hx_ia_name(), 8, &async, &ia2),
+	      HX_BADH(DAT_INVALID_HANDLE_EVD_ASYNC));
+#undef FORGE
 	HX_OK(dat_ia_close(x.ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 END_TEST
@@ -2078,6 +2247,8 @@ static Suite *objects_suite(void)
 	tcase_add_loop_test(tc, bad_handles_every_call, 0, BAD_KINDS);
 	tcase_add_test(tc, bad_secondary_handles);
 	tcase_add_test(tc, ia_handle_as_secondary_handle);
+	tcase_add_loop_test(tc, forged_secondary_handles, FORGED_UNMAPPED,
+			    FORGED_ARENA_TAIL + 1);
 	tcase_add_test(tc, wrong_states);
 	suite_add_tcase(s, tc);
 

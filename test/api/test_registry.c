@@ -486,7 +486,8 @@ struct objects {
 	DAT_CR_HANDLE cr;
 };
 
-static void make_objects(struct objects *o)
+/* One object of each type, of a test provider with the given ia_params. */
+static void make_objects_with(struct objects *o, const char *params)
 {
 	DAT_OS_WAIT_PROXY_AGENT agent = { NULL, NULL };
 	DAT_REGION_DESCRIPTION region;
@@ -498,7 +499,7 @@ static void make_objects(struct objects *o)
 	static char buf[64];
 	dattest_new_cr_fn new_cr;
 
-	use_conf("dattest u1.2 nonthreadsafe default @LIB@ dapl.1.2 \"ok\" \"\"\n");
+	use_conf("dattest u1.2 nonthreadsafe default @LIB@ dapl.1.2 \"%s\" \"\"\n", params);
 	o->async = DAT_HANDLE_NULL;
 	ck_assert_uint_eq(dat_ia_open("dattest", 8, &o->async, &o->ia), DAT_SUCCESS);
 	ck_assert_uint_eq(dat_evd_create(o->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &o->evd), DAT_SUCCESS);
@@ -517,6 +518,11 @@ static void make_objects(struct objects *o)
 	ck_assert_ptr_nonnull(new_cr);
 	o->cr = new_cr(o->ep);
 	ck_assert_ptr_nonnull(o->cr);
+}
+
+static void make_objects(struct objects *o)
+{
+	make_objects_with(o, "ok");
 }
 
 /* Calls expr and checks it reached table slot `member` with handle h. */
@@ -839,6 +845,52 @@ START_TEST(null_and_foreign_handles)
 }
 END_TEST
 
+/* Values that were never handles (issue 24), while every provider
+ * announced its object memory: refused by every call before anything at
+ * them is read.  The copies carry a live PZ's first 64 bytes, provider
+ * table and magic included. */
+START_TEST(forged_handles_every_call)
+{
+	struct objects o;
+	uint64_t on_stack[8] __attribute__((aligned(64)));
+	uint64_t *on_heap = aligned_alloc(64, sizeof(on_stack));
+
+	ck_assert_ptr_nonnull(on_heap);
+	make_objects(&o);
+	expect_bad_handles((DAT_HANDLE)(uintptr_t)0xdeadbeef000ULL,
+			   (DAT_HANDLE)(uintptr_t)0xdeadbeef000ULL, 1);
+	expect_bad_handles((DAT_HANDLE)(uintptr_t)0x7ffff0000000ULL,
+			   (DAT_HANDLE)(uintptr_t)0x7ffff0000000ULL, 1);
+	memcpy(on_stack, o.pz, sizeof(on_stack));
+	expect_bad_handles(on_stack, on_stack, 1);
+	memcpy(on_heap, o.pz, sizeof(on_stack));
+	expect_bad_handles(on_heap, on_heap, 1);
+	free(on_heap);
+	ck_assert_uint_eq(dat_ia_close(o.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+END_TEST
+
+/* A provider that never announces its object memory (another vendor's):
+ * its handles still work, and libdat falls back to reading the first word
+ * of a value in no announced range (readable junk is still refused). */
+START_TEST(unannounced_provider_keeps_working)
+{
+	struct objects o;
+	DAT_PZ_PARAM pz;
+	DAT_HANDLE_TYPE type;
+	void *not_an_object[4] = { &not_an_object, NULL, NULL, NULL };
+
+	make_objects_with(&o, "ok no-announce");
+	ck_assert_uint_eq(dat_pz_query(o.pz, DAT_PZ_FIELD_ALL, &pz), DAT_SUCCESS);
+	ck_assert_uint_eq(dat_get_handle_type(o.ep, &type), DAT_SUCCESS);
+	ck_assert_int_eq(type, DAT_HANDLE_TYPE_EP);
+	REACHES(dat_ep_post_send(o.ep, 0, NULL, (DAT_DTO_COOKIE){ .as_64 = 0 },
+				 DAT_COMPLETION_DEFAULT_FLAG), ep_post_send_func, o.ep);
+	expect_bad_handles((DAT_HANDLE)(uintptr_t)77, not_an_object, 1);
+	ck_assert_uint_eq(dat_ia_close(o.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+END_TEST
+
 START_TEST(freed_and_wrong_type_handles)
 {
 	struct objects o;
@@ -960,6 +1012,8 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, queries_and_events_name_the_consumer_ia);
 	tcase_add_test(tc, null_and_foreign_handles);
 	tcase_add_test(tc, freed_and_wrong_type_handles);
+	tcase_add_test(tc, forged_handles_every_call);
+	tcase_add_test(tc, unannounced_provider_keeps_working);
 	tcase_add_test(tc, concurrent_open_close);
 	suite_add_tcase(s, tc);
 	return s;

@@ -5,7 +5,8 @@
  * Handle arguments come from a pool that holds live objects of every
  * kind, objects this input freed, the IA handle, NULL and forged values
  * (below 64 KiB, misaligned, pointers into memory that is no object,
- * some of it filled with input bytes), used in every position whatever
+ * some of it filled with input bytes, the stack and the heap, any 64-bit
+ * value of the input, values near live objects), used in every position whatever
  * the call expects.  Lengths, addresses, flags and counts come from the
  * input too.  Whatever is live at the end is freed, so every input starts
  * from the same IA.
@@ -54,6 +55,7 @@ static unsigned graves;
 static unsigned char memory[1 << 16];     /* what LMRs register */
 static uint64_t not_an_object[8];         /* zeros: first word NULL */
 static unsigned char input_copy[256];     /* forged objects of input bytes */
+static DAT_HANDLE input_stack;             /* memory on the stack, per input */
 
 #define CHECK(cond, ...)                                                   \
 	do {                                                               \
@@ -101,11 +103,33 @@ static uint64_t u64(struct input *in)
 
 /* ---- the handle pool ---------------------------------------------------- */
 
-/* A value that is no object: NULL, the IA handle, below 64 KiB,
- * misaligned, or memory that is not an object (zeros, input bytes). */
-static DAT_HANDLE forged(uint8_t b)
+/* Whether v is a live object (or the IA): a value made up from input bytes
+ * may, however rarely, be one. */
+static int is_live(DAT_HANDLE v)
 {
-	switch (b % 8) {
+	int i;
+
+	if (v == ia || v == async_evd)
+		return 1;
+	for (i = 0; i < POOL; i++)
+		if (pool[i].h == v && pool[i].kind != K_NONE && pool[i].kind != K_FREED &&
+		    pool[i].kind != K_FORGED)
+			return 1;
+	return 0;
+}
+
+/* A value that is no object: NULL, the IA handle, below 64 KiB,
+ * misaligned, memory that is not an object (zeros, input bytes, the stack,
+ * the heap), or any 64-bit value at all: unmapped, aligned or not, or near
+ * a live object (in the arena's opened part, inside objects, or beyond it
+ * where the reservation is PROT_NONE).  Issue 24: none of them may crash. */
+static DAT_HANDLE forged(uint8_t b, struct input *in)
+{
+	static void *heap;
+	uint64_t v;
+	int i;
+
+	switch (b % 16) {
 	case 0: return DAT_HANDLE_NULL;
 	case 1: return ia;
 	case 2: return (DAT_HANDLE)(uintptr_t)0x8000;
@@ -113,7 +137,44 @@ static DAT_HANDLE forged(uint8_t b)
 	case 4: return (DAT_HANDLE)not_an_object;
 	case 5: return (DAT_HANDLE)(input_copy + 8 * (b % 16));
 	case 6: return (DAT_HANDLE)(memory + 64);
-	default: return (DAT_HANDLE)(memory + 128);
+	case 7: return (DAT_HANDLE)(memory + 128);
+	case 8:
+	case 9:
+		/* any 64 bits; case 9 aligned, so that libdat's range check
+		 * (not just the alignment test) has to refuse it */
+		for (v = 0, i = 0; i < 8; i++)
+			v = v << 8 | byte(in);
+		if (b % 16 == 9)
+			v &= ~(uint64_t)7;
+		return is_live((DAT_HANDLE)(uintptr_t)v) ? DAT_HANDLE_NULL
+							 : (DAT_HANDLE)(uintptr_t)v;
+	case 10:
+	case 11: {
+		/* near a live object: +-32 MiB in words, never on an object's
+		 * start (objects are 64-byte aligned) */
+		DAT_HANDLE base = DAT_HANDLE_NULL;
+		int32_t words;
+
+		for (i = 0; i < POOL && !base; i++)
+			if (pool[(b + i) % POOL].kind >= K_PZ && pool[(b + i) % POOL].kind <= K_EP)
+				base = pool[(b + i) % POOL].h;
+		if (!base)
+			base = async_evd;
+		words = (int32_t)((uint32_t)byte(in) << 24 | (uint32_t)byte(in) << 16 |
+				  (uint32_t)byte(in) << 8 | byte(in)) >> 10;
+		if (words % 8 == 0)
+			words++;
+		return (DAT_HANDLE)((uintptr_t)base + (uintptr_t)(intptr_t)words * 8);
+	}
+	case 12:
+		/* the stack: a frame live while the input runs */
+		return input_stack;
+	case 13:
+		if (!heap)
+			heap = calloc(1, 256);
+		return heap;
+	case 14: return (DAT_HANDLE)(uintptr_t)0xdeadbeef000ULL;
+	default: return (DAT_HANDLE)(uintptr_t)0x7ffff0000000ULL;
 	}
 }
 
@@ -141,7 +202,7 @@ static DAT_HANDLE pick(struct input *in, enum kind *kind)
 		h = grave[(b + graves) % (graves < 256 ? graves : 256)];
 		k = K_FREED;
 	} else {
-		h = forged(b);
+		h = forged(b, in);
 	}
 	if (kind)
 		*kind = k;
@@ -475,7 +536,7 @@ static void step(struct input *in)
 		struct slot *sl = &pool[byte(in) % POOL];
 
 		if (sl->kind == K_NONE || sl->kind == K_FREED || sl->kind == K_FORGED)
-			*sl = (struct slot){ forged(byte(in)), K_FORGED };
+			*sl = (struct slot){ forged(byte(in), in), K_FORGED };
 		break;
 	}
 	}
@@ -501,7 +562,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
+	uint64_t on_stack[8] = { 0 };
 
+	input_stack = on_stack;
 	if (!ia)
 		open_ia();
 	memset(input_copy, 0, sizeof(input_copy));
@@ -510,6 +573,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (in.left)
 		step(&in);
 	sweep();
+	input_stack = DAT_HANDLE_NULL;
 	return 0;
 }
 

@@ -170,7 +170,10 @@ static const struct udapl_transport_ops fake_ops = {
 /* ---- the fake IA and the stubs of other core files ----------------------- */
 
 static struct dapl_provider fake_prov;
-static struct dapl_ia fake_ia;
+/* In the arena like a real one: the core refuses, unread, any handle that
+ * lies outside its arenas (issue 24). */
+static struct dapl_ia *fake_ia_obj;
+#define fake_ia (*fake_ia_obj)
 static char fake_dev;
 static int log_count;
 
@@ -279,6 +282,10 @@ static void setup(void)
 	DAT_EVD_HANDLE async;
 
 	memset(&fake_prov, 0, sizeof(fake_prov));
+	if (!fake_ia_obj)
+		fake_ia_obj = dapl_handle_alloc(&fake_prov.table, DAT_HANDLE_TYPE_IA,
+						sizeof(struct dapl_ia), NULL);
+	ck_assert_ptr_nonnull(fake_ia_obj);
 	memset(&fake_ia, 0, sizeof(fake_ia));
 	fake_ia.h.provider = &fake_prov.table;
 	fake_ia.h.magic = dapl_magic(DAT_HANDLE_TYPE_IA);

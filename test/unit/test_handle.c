@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "handle.h"
 
@@ -30,6 +31,38 @@ START_TEST(live_objects_check_by_type)
 	ck_assert_uint_eq(dapl_handle_live(), 1);
 	dapl_handle_free(ep);
 	ck_assert_uint_eq(dapl_handle_live(), 0);
+}
+END_TEST
+
+/* Values that were never handles (issue 24) are refused without being
+ * read: copies of a live object (header, magic and all) on the stack and
+ * the heap, unmapped addresses, and the arena's reservation beyond the part
+ * opened for objects (PROT_NONE: reading it faults). */
+START_TEST(values_outside_the_arenas_are_refused_unread)
+{
+	struct fake_ep *ep = dapl_handle_alloc(&table, DAT_HANDLE_TYPE_EP,
+					       sizeof(*ep), NULL);
+	unsigned char on_stack[128] __attribute__((aligned(64)));
+	unsigned char *on_heap = aligned_alloc(64, 128);
+
+	ck_assert_ptr_nonnull(ep);
+	ck_assert_ptr_nonnull(on_heap);
+	memcpy(on_stack, ep, sizeof(*ep));
+	memcpy(on_heap, ep, sizeof(*ep));
+	ck_assert_ptr_null(dapl_handle_get(on_stack, DAT_HANDLE_TYPE_EP));
+	ck_assert_ptr_null(dapl_handle_get(on_heap, DAT_HANDLE_TYPE_EP));
+	ck_assert_ptr_null(dapl_handle_get_any(on_heap));
+	ck_assert_ptr_null(dapl_handle_get((void *)(uintptr_t)0xdeadbeef000ULL,
+					   DAT_HANDLE_TYPE_EP));
+	ck_assert_ptr_null(dapl_handle_get((void *)(uintptr_t)0x7ffff0000000ULL,
+					   DAT_HANDLE_TYPE_EP));
+	ck_assert_ptr_null(dapl_handle_get((char *)ep + ((size_t)64 << 20),
+					   DAT_HANDLE_TYPE_EP));
+	/* inside the opened part, but no object there: read, and refused */
+	ck_assert_ptr_null(dapl_handle_get((char *)ep + 4096, DAT_HANDLE_TYPE_EP));
+	ck_assert_ptr_eq(dapl_handle_get(ep, DAT_HANDLE_TYPE_EP), &ep->hdr);
+	free(on_heap);
+	dapl_handle_free(ep);
 }
 END_TEST
 
@@ -125,6 +158,7 @@ int main(void)
 
 	tcase_add_test(tc, live_objects_check_by_type);
 	tcase_add_test(tc, magics_are_distinct);
+	tcase_add_test(tc, values_outside_the_arenas_are_refused_unread);
 	tcase_add_test(tc, freed_objects_stay_readable_and_dead);
 	tcase_add_test(tc, no_address_comes_back);
 	tcase_add_test(tc, dead_memory_goes_back);

@@ -17,7 +17,11 @@
 # the client's memory per connected endpoint, and by 8 threads per side
 # at once, each busy-polling a connection of its own (dat_bench -T 8: more
 # pollers than CPUs; not pinned, -c is ignored there), against the same
-# with 1 thread.  Last, bench/instr-cost.sh (instructions per 8 B Send
+# with 1 thread, and what legacy MPIs over uDAPL do: RDMA Writes into
+# rings polled in memory, 8 B RDMA Reads and Writes against a target that
+# spins, 64 Sends in flight, connect + first message + disconnect (their
+# socket column: the socket ping-pong plus one thread hand-off).  Last,
+# bench/instr-cost.sh (instructions per 8 B Send
 # post + poll, under callgrind) and bench/cold-open.sh (the first
 # dat_ia_open of a process) print their own tables.  Options after
 # --targets go to dat_bench after the targets' own (-r 3, -n 500, ...).

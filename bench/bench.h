@@ -11,9 +11,13 @@
  *
  * Memory of one connection, registered as one region:
  *
- *	tx   [max_size]              source of every send and RDMA Write
- *	rx   [max_size]              where the peer's RDMA Writes land (polled)
- *	ring [BENCH_NRECV][max_size] receive buffers, always posted
+ *	tx    [max_size]                source of every send and RDMA Write
+ *	rx    [BENCH_RING][max_size]    where the peer's RDMA Writes land
+ *	                                (polled; write_poll uses it as a ring
+ *	                                of slots), what its RDMA Reads read
+ *	ring  [BENCH_NRECV][max_size]   receive buffers, always posted
+ *	small [BENCH_NSMALL][BENCH_SMALL] more receives, posted by the window
+ *	                                pattern only (slots BENCH_NRECV ...)
  *
  * Errors: the primitives do not return them; they print what failed and
  * exit (bench_die), with status BENCH_EXIT_NOTIMPL when libdat answered
@@ -26,6 +30,9 @@
 
 #define BENCH_NRECV 8            /* receives each side keeps posted: the
 				  * Send stream's credits, 8 MiB in flight at 1 MiB */
+#define BENCH_RING 8             /* max_size slots in the rx area */
+#define BENCH_NSMALL 512         /* the window pattern's receives ... */
+#define BENCH_SMALL 64           /* ... of this many bytes each */
 #define BENCH_WAIT_MS 20000      /* a blocking wait this long is a hang */
 #define BENCH_EXIT_FAIL 1
 #define BENCH_EXIT_NOTIMPL 3
@@ -45,11 +52,15 @@ struct bench_remote {
 struct bench_conn;
 
 struct bench_ops {
-	/* Post from the tx area: a send, or an RDMA Write into the peer's rx
-	 * area, both of len bytes and signalled. */
+	/* Post from the tx area: a send, or an RDMA Write to offset off of
+	 * the peer's rx area, both of len bytes and signalled. */
 	void (*post_send)(struct bench_conn *c, size_t len);
-	void (*post_write)(struct bench_conn *c, size_t len);
-	/* Post receive buffer slot (0 .. BENCH_NRECV-1) again. */
+	void (*post_write)(struct bench_conn *c, size_t off, size_t len);
+	/* An RDMA Read of the first len bytes of the peer's rx area into our
+	 * own rx area, signalled; its completion comes with the sends'. */
+	void (*post_read)(struct bench_conn *c, size_t len);
+	/* Post receive buffer slot (0 .. BENCH_NRECV + BENCH_NSMALL - 1, see
+	 * bench_slot) again. */
 	void (*post_recv)(struct bench_conn *c, int slot);
 	/* Reaps up to max send/write completions and returns how many.
 	 * BENCH_POLL: one try, may return 0.  BENCH_BLOCK: sleeps until at
@@ -67,12 +78,20 @@ struct bench_ops {
 	 * then also takes the send completions that reap_tx hands out). */
 	void (*mem_wait_begin)(struct bench_conn *c);
 	void (*mem_wait_end)(struct bench_conn *c);
+	/* One poll of a completion queue nothing comes to, as a target that
+	 * spins on another EVD does (read_evd, write_evd).  DAT: one
+	 * dat_evd_dequeue on an EVD no EP uses.  NULL: none (raw: its target
+	 * calls reap_tx as it spins anyway, spin_calls; sockets). */
+	void (*spin_other)(struct bench_conn *c);
 	/* One whole connection on a fresh endpoint, blocking: the client
 	 * connects to the server's listener with pdata bytes of private data
 	 * and disconnects once established; the server accepts with as many
-	 * and waits for the disconnect.  The connection that carries the
-	 * patterns is not touched. */
-	void (*setup)(struct bench_conn *c, int client, size_t pdata);
+	 * and waits for the disconnect.  msg > 0: the client sends a first
+	 * message of msg bytes (at most BENCH_SMALL) once established and
+	 * disconnects once it completed; the server has a receive posted
+	 * before it accepts and waits for the message.  The connection that
+	 * carries the patterns is not touched. */
+	void (*setup)(struct bench_conn *c, int client, size_t pdata, size_t msg);
 	/* n more connections between the same two sides, on the same
 	 * completion queues (EVDs), idle for the whole run: what a scan of
 	 * every endpoint costs shows in each pattern (-e).  The client
@@ -86,13 +105,18 @@ struct bench_ops {
 	/* 1: a byte stream with its own flow control, a Send can never find
 	 * no receive posted (sockets).  0: the sender must hold credits. */
 	int stream;
+	/* 1: data moves only inside the stack's calls (raw libfabric tcp
+	 * 1.17 has no progress thread): a side that spins on memory must
+	 * call reap_tx (BENCH_POLL) as it spins.  0: the stack progresses
+	 * on its own (libdat's progress thread). */
+	int spin_calls;
 };
 
 struct bench_conn {
 	const char *name;               /* "DAT" or "raw" */
 	const struct bench_ops *ops;
 	volatile uint8_t *tx, *rx;
-	uint8_t *ring;
+	uint8_t *ring, *small;
 	size_t max_size;
 	int tx_out;                     /* posted sends/writes not yet reaped */
 	void *priv;                     /* the stack's own state */
@@ -106,6 +130,18 @@ void bench_warn(const char *fmt, ...);
 void *bench_alloc(size_t max_size, size_t *len);
 void bench_layout(struct bench_conn *c, void *buf, size_t max_size);
 extern const char *bench_role;  /* "server" or "client" */
+
+/* Receive slot n: its buffer and length (the first BENCH_NRECV are
+ * max_size, in ring; the rest BENCH_SMALL, in small). */
+static inline uint8_t *bench_slot(const struct bench_conn *c, int slot, size_t *len)
+{
+	if (slot < BENCH_NRECV) {
+		*len = c->max_size;
+		return c->ring + (size_t)slot * c->max_size;
+	}
+	*len = BENCH_SMALL;
+	return c->small + (size_t)(slot - BENCH_NRECV) * BENCH_SMALL;
+}
 
 /* The raw libfabric stack (raw_ofi_bench.c).  The server listens on
  * 127.0.0.1 and an ephemeral port, reported in *port; the client connects

@@ -19,6 +19,28 @@
  *              DAT_RMR_TRIPLET takes): microseconds per connection, always
  *              with blocking waits
  *
+ * and what legacy MPIs over uDAPL do, always busy-polling (connection
+ * setup: blocking):
+ *
+ *   write_poll RDMA Write ping-pong into rings both sides poll in memory,
+ *              making no DAT call until the data is there: half round trip
+ *              per round, with p99 and the rounds over 1 ms
+ *   read_evd, read_mem, write_evd, write_mem
+ *              8 B RDMA Read / Write, the initiator waiting for each
+ *              completion, while the target spins on an EVD nothing comes
+ *              to (_evd) or on memory (_mem): per operation, p99, > 1 ms
+ *   window     8 B Sends, -w of them outstanding, the receiver reposting
+ *              its receives and giving credits back: millions of messages/s
+ *   cycle      connect, accept, a first message of the size (default 8),
+ *              disconnect: microseconds per connection
+ *
+ *   The round patterns (write_poll and the one-sided ones) run, on
+ *   sockets, the send/recv ping-pong of the same size and are compared
+ *   with it plus one thread hand-off (an eventfd ping-pong between two
+ *   threads of the client, measured in the same run): a transport in user
+ *   space cannot place data without a thread that reads the socket.
+ *   Each run is N rounds (-n, at least 10,000) or 1 s, whichever is less.
+ *
  *   poll       busy-poll: dat_evd_dequeue in a loop, raw fi_cq_read
  *   block      dat_evd_wait, raw fi_cq_sread.  For the write ping-pong the
  *              waiting side spins on memory without calling the library
@@ -70,6 +92,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -95,11 +118,17 @@
 /* credits of the Send stream: the server returns them in batches */
 #define CREDIT_GRANT (BENCH_NRECV / 2)
 
-enum { P_SENDRECV, P_WRITE, P_SEND_BW, P_WRITE_BW, P_CONNECT, NPAT };
+enum {
+	P_SENDRECV, P_WRITE, P_SEND_BW, P_WRITE_BW, P_CONNECT,
+	/* what legacy MPIs over uDAPL do */
+	P_WRITE_POLL, P_READ_EVD, P_READ_MEM, P_WRITE_EVD, P_WRITE_MEM, P_WINDOW, P_CYCLE,
+	NPAT
+};
 enum stack_kind { K_DAT, K_RAW, K_SOCK, NKIND };
 
 static const char *const pat_name[NPAT] = {
 	"sendrecv", "write", "send_bw", "write_bw", "connect",
+	"write_poll", "read_evd", "read_mem", "write_evd", "write_mem", "window", "cycle",
 };
 static const char *const wait_name[2] = { "poll", "block" };
 static const char *const kind_name[NKIND] = { "dat", "raw", "sock" };
@@ -159,6 +188,15 @@ static struct {
 	.quiet = 1,
 };
 
+/* The window pattern's extra receives (the small slots), posted while it
+ * runs: twice the window, as many as there are. */
+static int win_small(void)
+{
+	if (!opt.pats[P_WINDOW])
+		return 0;
+	return 2 * opt.window < BENCH_NSMALL ? 2 * opt.window : BENCH_NSMALL;
+}
+
 const char *bench_role = "main";
 static const char *current_test = "setup";
 static char stage[64];          /* current_test while a stack is set up */
@@ -200,7 +238,7 @@ void *bench_alloc(size_t max_size, size_t *len)
 {
 	void *p = NULL;
 
-	*len = (2 + BENCH_NRECV) * max_size;
+	*len = (1 + BENCH_RING + BENCH_NRECV) * max_size + BENCH_NSMALL * BENCH_SMALL;
 	*len = (*len + 4095) & ~(size_t)4095;
 	if (posix_memalign(&p, 4096, *len))
 		bench_die(BENCH_EXIT_FAIL, "out of memory (%zu bytes)", *len);
@@ -215,7 +253,8 @@ void bench_layout(struct bench_conn *c, void *buf, size_t max_size)
 	c->max_size = max_size;
 	c->tx = b;
 	c->rx = b + max_size;
-	c->ring = b + 2 * max_size;
+	c->ring = b + (1 + BENCH_RING) * max_size;
+	c->small = c->ring + BENCH_NRECV * max_size;
 }
 
 static uint64_t now_ns(void)
@@ -259,6 +298,9 @@ struct dat_conn {
 	DAT_IA_HANDLE ia;
 	DAT_EVD_HANDLE async, conn_evd, cr_evd, req_evd, rcv_evd;
 	DAT_EVD_HANDLE setup_evd;       /* connection events of the setup EPs */
+	DAT_EVD_HANDLE setup_rcv_evd;   /* their receives (a first message) */
+	DAT_EVD_HANDLE spin_evd;        /* bound to nothing: read_evd's target
+					 * spins on it */
 	DAT_PZ_HANDLE pz;
 	DAT_PSP_HANDLE psp;
 	DAT_EP_HANDLE ep;
@@ -355,31 +397,49 @@ static void dat_post_send(struct bench_conn *c, size_t len)
 	c->tx_out++;
 }
 
-static void dat_post_write(struct bench_conn *c, size_t len)
+/* An RDMA Write from tx to offset off of the peer's rx area, or an RDMA
+ * Read of its first len bytes into our rx area. */
+static void dat_rdma(struct bench_conn *c, int read, size_t off, size_t len)
 {
 	struct dat_conn *d = dc_of(c);
 	DAT_LMR_TRIPLET iov = {
 		.lmr_context = d->lmr_ctx,
-		.virtual_address = (DAT_VADDR)(uintptr_t)c->tx,
+		.virtual_address = (DAT_VADDR)(uintptr_t)(read ? c->rx : c->tx),
 		.segment_length = len,
 	};
 	DAT_RMR_TRIPLET remote = d->peer;
 	DAT_DTO_COOKIE cookie = { .as_64 = 1 };
 
+	remote.target_address += off;
 	remote.segment_length = len;
-	DCHECK(dat_ep_post_rdma_write(d->ep, 1, &iov, cookie, &remote,
-				      DAT_COMPLETION_DEFAULT_FLAG));
+	if (read)
+		DCHECK(dat_ep_post_rdma_read(d->ep, 1, &iov, cookie, &remote,
+					     DAT_COMPLETION_DEFAULT_FLAG));
+	else
+		DCHECK(dat_ep_post_rdma_write(d->ep, 1, &iov, cookie, &remote,
+					      DAT_COMPLETION_DEFAULT_FLAG));
 	c->tx_out++;
+}
+
+static void dat_post_write(struct bench_conn *c, size_t off, size_t len)
+{
+	dat_rdma(c, 0, off, len);
+}
+
+static void dat_post_read(struct bench_conn *c, size_t len)
+{
+	dat_rdma(c, 1, 0, len);
 }
 
 static void dat_post_recv(struct bench_conn *c, int slot)
 {
 	struct dat_conn *d = dc_of(c);
+	size_t len;
+	uint8_t *buf = bench_slot(c, slot, &len);
 	DAT_LMR_TRIPLET iov = {
 		.lmr_context = d->lmr_ctx,
-		.virtual_address =
-			(DAT_VADDR)(uintptr_t)(c->ring + (size_t)slot * c->max_size),
-		.segment_length = c->max_size,
+		.virtual_address = (DAT_VADDR)(uintptr_t)buf,
+		.segment_length = len,
 	};
 	DAT_DTO_COOKIE cookie = { .as_64 = (DAT_UINT64)slot };
 
@@ -453,19 +513,37 @@ static void dat_mem_wait_nop(struct bench_conn *c)
 }
 
 /* One connection on a new EP with the provider's default attributes,
- * sharing the DTO EVDs (nothing is posted on it) and taking its connection
- * events on setup_evd.  A consumer reads the private data it is sent, so
- * the server queries the request. */
-static void dat_setup(struct bench_conn *c, int client, size_t pdata)
+ * sharing the request EVD and taking its connection events on setup_evd.
+ * A consumer reads the private data it is sent, so the server queries the
+ * request.  msg: the client sends a first message of msg bytes once
+ * established and disconnects once it completed; the server has a receive
+ * posted on the EP before it accepts (its completion to setup_rcv_evd: the
+ * pattern's receive EVD may hold the fence that follows the last
+ * connection) and waits for it. */
+static void dat_setup(struct bench_conn *c, int client, size_t pdata, size_t msg)
 {
 	struct dat_conn *d = dc_of(c);
 	DAT_EP_HANDLE ep;
 	DAT_CR_HANDLE cr;
 	DAT_CR_PARAM crp;
+	DAT_COUNT nmore;
 	DAT_EVENT ev;
 
-	DCHECK(dat_ep_create(d->ia, d->pz, d->rcv_evd, d->req_evd, d->setup_evd,
+	if (msg > BENCH_SMALL)
+		bench_die(BENCH_EXIT_FAIL, "DAT: a first message of %zu bytes (at most %d)",
+			  msg, BENCH_SMALL);
+	DCHECK(dat_ep_create(d->ia, d->pz, d->setup_rcv_evd, d->req_evd, d->setup_evd,
 			     NULL, &ep));
+	if (!client && msg) {
+		DAT_LMR_TRIPLET iov = {
+			.lmr_context = d->lmr_ctx,
+			.virtual_address = (DAT_VADDR)(uintptr_t)c->small,
+			.segment_length = BENCH_SMALL,
+		};
+		DAT_DTO_COOKIE cookie = { .as_64 = 0 };
+
+		DCHECK(dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG));
+	}
 	if (client) {
 		DCHECK(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&d->srv_addr, d->qual,
 				      (DAT_TIMEOUT)BENCH_WAIT_MS * 1000u,
@@ -476,6 +554,18 @@ static void dat_setup(struct bench_conn *c, int client, size_t pdata)
 		if (ev.event_data.connect_event_data.private_data_size != (DAT_COUNT)pdata)
 			bench_die(BENCH_EXIT_FAIL, "DAT: setup: the accept carries %d bytes",
 				  (int)ev.event_data.connect_event_data.private_data_size);
+		if (msg) {
+			DAT_LMR_TRIPLET iov = {
+				.lmr_context = d->lmr_ctx,
+				.virtual_address = (DAT_VADDR)(uintptr_t)c->tx,
+				.segment_length = msg,
+			};
+			DAT_DTO_COOKIE cookie = { .as_64 = 0 };
+
+			DCHECK(dat_ep_post_send(ep, 1, &iov, cookie,
+						DAT_COMPLETION_DEFAULT_FLAG));
+			dat_get(d->req_evd, &ev, BENCH_BLOCK, &nmore, "first message's send");
+		}
 		DCHECK(dat_ep_disconnect(ep, DAT_CLOSE_GRACEFUL_FLAG));
 	} else {
 		dat_wait_event(d->cr_evd, DAT_CONNECTION_REQUEST_EVENT, &ev,
@@ -489,6 +579,14 @@ static void dat_setup(struct bench_conn *c, int client, size_t pdata)
 		DCHECK(dat_cr_accept(cr, ep, (DAT_COUNT)pdata, (void *)c->tx));
 		dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev,
 			       "setup: waiting for ESTABLISHED");
+		if (msg) {
+			dat_get(d->setup_rcv_evd, &ev, BENCH_BLOCK, &nmore, "first message");
+			if (ev.event_data.dto_completion_event_data.transfered_length != msg)
+				bench_die(BENCH_EXIT_FAIL, "DAT: setup: a first message of %llu "
+					  "bytes, expected %zu", (unsigned long long)
+					  ev.event_data.dto_completion_event_data.transfered_length,
+					  msg);
+		}
 	}
 	dat_wait_event(d->setup_evd, DAT_CONNECTION_EVENT_DISCONNECTED, &ev,
 		       "setup: waiting for DISCONNECTED");
@@ -602,6 +700,8 @@ static int dat_close(struct bench_conn *c, int client)
 	if (!d->borrowed) {
 		SOFT(dat_evd_free(d->cr_evd));
 		SOFT(dat_evd_free(d->setup_evd));
+		SOFT(dat_evd_free(d->setup_rcv_evd));
+		SOFT(dat_evd_free(d->spin_evd));
 	}
 	SOFT(dat_evd_free(d->conn_evd));
 	if (!d->borrowed) {
@@ -616,9 +716,21 @@ static int dat_close(struct bench_conn *c, int client)
 	return bad ? -1 : 0;
 }
 
+/* read_evd/write_evd's target: one dequeue on an EVD nothing comes to. */
+static void dat_spin_other(struct bench_conn *c)
+{
+	DAT_EVENT ev;
+	DAT_RETURN rc = dat_evd_dequeue(dc_of(c)->spin_evd, &ev);
+
+	if (DAT_GET_TYPE(rc) != DAT_QUEUE_EMPTY)
+		dat_fail("dat_evd_dequeue (an EVD nothing comes to)", rc);
+}
+
 static const struct bench_ops dat_ops = {
 	.post_send = dat_post_send,
 	.post_write = dat_post_write,
+	.post_read = dat_post_read,
+	.spin_other = dat_spin_other,
 	.post_recv = dat_post_recv,
 	.reap_tx = dat_reap_tx,
 	.get_rx = dat_get_rx,
@@ -643,7 +755,7 @@ static void dat_ep_open(struct dat_conn *d, struct bench_conn *c,
 
 	DCHECK(dat_evd_create(d->ia, qlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
 			      &d->req_evd));
-	DCHECK(dat_evd_create(d->ia, BENCH_NRECV + 8, DAT_HANDLE_NULL,
+	DCHECK(dat_evd_create(d->ia, BENCH_NRECV + win_small() + 8, DAT_HANDLE_NULL,
 			      DAT_EVD_DTO_FLAG, &d->rcv_evd));
 
 	d->buf = bench_alloc(max_size, &d->buflen);
@@ -665,8 +777,8 @@ static void dat_ep_open(struct dat_conn *d, struct bench_conn *c,
 	DCHECK(dat_ep_free(d->ep));
 	if (p.ep_attr.max_request_dtos < opt.window + 8)
 		p.ep_attr.max_request_dtos = opt.window + 8;
-	if (p.ep_attr.max_recv_dtos < BENCH_NRECV)
-		p.ep_attr.max_recv_dtos = BENCH_NRECV;
+	if (p.ep_attr.max_recv_dtos < BENCH_NRECV + win_small())
+		p.ep_attr.max_recv_dtos = BENCH_NRECV + win_small();
 	if (p.ep_attr.max_message_size < max_size)
 		p.ep_attr.max_message_size = max_size;
 	if (p.ep_attr.max_rdma_size < max_size)
@@ -703,6 +815,10 @@ static struct dat_conn *dat_open(struct bench_conn *c, size_t max_size,
 			      DAT_EVD_CONNECTION_FLAG, &d->setup_evd));
 	DCHECK(dat_evd_create(d->ia, 8 + opt.idle, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
 			      &d->cr_evd));
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			      &d->setup_rcv_evd));
+	DCHECK(dat_evd_create(d->ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			      &d->spin_evd));
 	dat_ep_open(d, c, max_size, st);
 	return d;
 }
@@ -713,7 +829,7 @@ static void own_triplet(const struct dat_conn *d, const struct bench_conn *c,
 	memset(t, 0, sizeof(*t));
 	t->rmr_context = d->rmr_ctx;
 	t->target_address = (DAT_VADDR)(uintptr_t)c->rx;
-	t->segment_length = c->max_size;
+	t->segment_length = BENCH_RING * c->max_size;
 }
 
 static void peer_triplet(struct dat_conn *d, DAT_COUNT size, const void *data,
@@ -843,7 +959,7 @@ static void exchange(struct bench_conn *c, int client, size_t len, enum bench_wa
  * only what else runs on the machine. */
 static void sync_peers(struct bench_conn *c, int client)
 {
-	memset((void *)c->rx, 0, c->max_size);
+	memset((void *)c->rx, 0, BENCH_RING * c->max_size);
 	memset((void *)c->tx, 0, c->max_size);
 	exchange(c, client, 8, BENCH_BLOCK);
 }
@@ -934,7 +1050,7 @@ static double run_write(struct bench_conn *c, int client, size_t size,
 		if (client) {
 			stamps[i] = now_ns();
 			c->tx[size - 1] = v;
-			o->post_write(c, size);
+			o->post_write(c, 0, size);
 			wait_mem(c, size, v, w);
 			/* our write was placed before the peer wrote back */
 			drain_tx(c, 0, w);
@@ -942,7 +1058,7 @@ static double run_write(struct bench_conn *c, int client, size_t size,
 			wait_mem(c, size, v, w);
 			drain_tx(c, 0, w);
 			c->tx[size - 1] = v;
-			o->post_write(c, size);
+			o->post_write(c, 0, size);
 		}
 	}
 	drain_tx(c, 0, w);
@@ -972,7 +1088,7 @@ static void stream(struct bench_conn *c, size_t size, long m, enum bench_wait w)
 
 	while (done < m) {
 		while (posted < m && posted - done < opt.window) {
-			c->ops->post_write(c, size);
+			c->ops->post_write(c, 0, size);
 			posted++;
 		}
 		done += c->ops->reap_tx(c, opt.window, w);
@@ -1065,8 +1181,10 @@ static double run_send_bw(struct bench_conn *c, int client, size_t size,
  * each set up and torn down on a fresh endpoint (ops->setup), then an
  * exchange on the pattern's connection as a fence: the server has finished
  * the last one.  Microseconds per connection, server work included (a
- * client that runs ahead waits in the listener's backlog). */
-static double run_connect(struct bench_conn *c, int client, size_t pdata)
+ * client that runs ahead waits in the listener's backlog).  msg > 0 (the
+ * cycle pattern): each connection carries a first message of msg bytes,
+ * client to server, before the client disconnects. */
+static double run_connect(struct bench_conn *c, int client, size_t pdata, size_t msg)
 {
 	long n = lat_iters(BENCH_BLOCK), warm = warmup_iters(n), i;
 	uint64_t t0 = 0, t1;
@@ -1074,7 +1192,7 @@ static double run_connect(struct bench_conn *c, int client, size_t pdata)
 	for (i = 0; i < warm + n; i++) {
 		if (i == warm)
 			t0 = now_ns();
-		c->ops->setup(c, client, pdata);
+		c->ops->setup(c, client, pdata, msg);
 	}
 	exchange(c, client, 8, BENCH_BLOCK);
 	if (!client)
@@ -1083,7 +1201,390 @@ static double run_connect(struct bench_conn *c, int client, size_t pdata)
 	return (double)(t1 - t0) / 1000.0 / (double)n;
 }
 
-/* Whether stack c can run pattern pat: sockets have no RDMA Write. */
+/* ---- rounds: write_poll and the one-sided patterns --------------------------------- */
+
+#define ROUNDS_MIN 10000        /* timed rounds per run (or -n, when more) ... */
+#define ROUND_CAP_NS 1000000000ull      /* ... unless they take longer than this */
+#define WARM_CAP_NS 100000000ull        /* warm-up: a tenth of that, at most this long */
+#define ROUNDS_LEAST 20         /* timed rounds, whatever the time */
+#define SLOW_NS 1000000u        /* a round longer than this had a millisecond step */
+#define MARK_STOP 255           /* the byte that ends a run; rounds mark 1 .. 254 */
+
+/* The client's clock for a run of rounds: round i starts at stamps[i],
+ * which is also when round i-1 ended. */
+struct rounds {
+	long i;                 /* the round about to start */
+	long warm;              /* the first timed round; -1 while warming up */
+	uint64_t t0;            /* when the warm-up, then the timed rounds, began */
+};
+
+/* What the last run of rounds measured besides its median (client). */
+static struct {
+	double p99;
+	long slow, n;           /* rounds over SLOW_NS, of n */
+} rstat;
+
+static long rounds_max(void)
+{
+	return opt.iters > ROUNDS_MIN ? opt.iters : ROUNDS_MIN;
+}
+
+/* Client: stamps the start of round r->i and says whether to run it.  A
+ * tenth of rounds_max() (at most WARM_CAP_NS) warms up, then rounds_max()
+ * are timed, or as many as ROUND_CAP_NS allows (at least ROUNDS_LEAST):
+ * a stack that takes 2 ms a round runs 500 of them, not 10,000. */
+static int round_next(struct rounds *r)
+{
+	uint64_t t = now_ns();
+
+	stamps[r->i] = t;
+	if (r->i == 0)
+		r->t0 = t;
+	if (r->warm < 0 && (r->i >= warmup_iters(rounds_max()) || t - r->t0 > WARM_CAP_NS)) {
+		r->warm = r->i;
+		r->t0 = t;
+	}
+	return r->warm < 0 || (r->i - r->warm < rounds_max() &&
+			       (r->i - r->warm < ROUNDS_LEAST || t - r->t0 < ROUND_CAP_NS));
+}
+
+/* The timed rounds' median in microseconds (returned) and p99, each
+ * round's time times scale (0.5: the half round trip of a ping-pong), and
+ * how many whole rounds took over SLOW_NS (rstat). */
+static double round_result(const struct rounds *r, double scale)
+{
+	long n = r->i - r->warm, k, slow = 0;
+	double med;
+
+	for (k = 0; k < n; k++) {
+		uint64_t d = stamps[r->warm + k + 1] - stamps[r->warm + k];
+
+		samples[k] = (double)d * scale / 1000.0;
+		slow += d > SLOW_NS;
+	}
+	med = median(samples, (int)n);  /* sorts them */
+	rstat.p99 = samples[(99 * n + 99) / 100 - 1];  /* ceil(0.99 n) - 1 */
+	rstat.slow = slow;
+	rstat.n = n;
+	return med;
+}
+
+/* Spins until the byte at p is v or MARK_STOP, and returns it.  No call
+ * into the stack, unless it moves data only inside its calls (spin_calls:
+ * raw libfabric then calls fi_cq_read, through reap_tx); other: one poll
+ * of a queue nothing comes to each turn (spin_other: DAT's
+ * dat_evd_dequeue on an EVD of its own). */
+static uint8_t spin_mem(struct bench_conn *c, volatile uint8_t *p, uint8_t v, int other)
+{
+	const struct bench_ops *o = c->ops;
+	uint8_t x;
+
+	while ((x = __atomic_load_n(p, __ATOMIC_ACQUIRE)) != v && x != MARK_STOP) {
+		if (other && o->spin_other)
+			o->spin_other(c);
+		if (o->spin_calls)
+			o->reap_tx(c, c->tx_out > 0 ? c->tx_out : 1, BENCH_POLL);
+	}
+	return x;
+}
+
+/* The baseline of the round patterns on a stack without RDMA (sockets):
+ * the busy-polled send/recv ping-pong of size bytes, in rounds.  The
+ * client's last message starts with MARK_STOP and has no answer. */
+static void pingpong_rounds(struct bench_conn *c, int client, size_t size,
+			    struct rounds *r)
+{
+	const struct bench_ops *o = c->ops;
+	size_t room;
+	int slot, more = 1;
+
+	for (;;) {
+		if (client) {
+			more = round_next(r);
+			c->tx[0] = more ? 0 : MARK_STOP;
+			o->post_send(c, size);
+			if (!more)
+				break;
+			r->i++;
+		}
+		wait_rx(c, size, BENCH_POLL, &slot);
+		more = bench_slot(c, slot, &room)[0] != MARK_STOP;
+		o->post_recv(c, slot);
+		if (!client && !more)
+			break;
+		if (!client)
+			o->post_send(c, size);
+		drain_tx(c, 0, BENCH_POLL);
+	}
+	drain_tx(c, 0, BENCH_POLL);
+}
+
+/* write_poll: an RDMA Write ping-pong into rings that both sides poll in
+ * memory, as an MPI's eager RDMA channel: round i writes size bytes to
+ * slot i % BENCH_RING of the peer's rx area, its last byte a mark that
+ * changes every round; the target spins on that byte and makes no call
+ * into the stack until it is there (but for spin_calls), then reaps its
+ * own last write and answers the same way into the initiator's ring.
+ * Half round trip per round, with p99 and the rounds over 1 ms.  Sockets:
+ * the send/recv ping-pong of the same size. */
+static double run_write_poll(struct bench_conn *c, int client, size_t size)
+{
+	const struct bench_ops *o = c->ops;
+	struct rounds r = { .warm = -1 };
+
+	if (!o->post_write) {
+		pingpong_rounds(c, client, size, &r);
+		return client ? round_result(&r, 0.5) : 0;
+	}
+	for (;; r.i++) {
+		size_t off = (size_t)(r.i % BENCH_RING) * size;
+		uint8_t v = (uint8_t)(r.i % (MARK_STOP - 1) + 1);
+		volatile uint8_t *mark = c->rx + off + size - 1;
+
+		if (client) {
+			int more = round_next(&r);
+
+			c->tx[size - 1] = more ? v : MARK_STOP;
+			o->post_write(c, off, size);
+			if (!more)
+				break;
+			spin_mem(c, mark, v, 0);
+			drain_tx(c, 0, BENCH_POLL);
+		} else {
+			if (spin_mem(c, mark, v, 0) == MARK_STOP)
+				break;
+			drain_tx(c, 0, BENCH_POLL);
+			c->tx[size - 1] = v;
+			o->post_write(c, off, size);
+		}
+	}
+	drain_tx(c, 0, BENCH_POLL);
+	return client ? round_result(&r, 1.0 / 2) : 0;
+}
+
+/* read_evd, read_mem, write_evd, write_mem: the client RDMA-Reads (or
+ * -Writes) size bytes of the server's rx area and busy-polls its request
+ * EVD for the completion before the next.  The server posts nothing and
+ * spins on the last byte of its rx area until the client's final 1-byte
+ * RDMA Write puts MARK_STOP there; the _evd variants call spin_other on
+ * each turn (a dat_evd_dequeue on an EVD nothing comes to), the _mem ones
+ * nothing.  Microseconds per operation, a whole round trip on the wire.
+ * Sockets: the whole round trip of the send/recv ping-pong. */
+static double run_one_sided(struct bench_conn *c, int client, size_t size, int read,
+			    int other)
+{
+	const struct bench_ops *o = c->ops;
+	size_t stop_off = BENCH_RING * c->max_size - 1;
+	struct rounds r = { .warm = -1 };
+
+	if (read ? !o->post_read : !o->post_write) {
+		pingpong_rounds(c, client, size, &r);
+		return client ? round_result(&r, 1.0) : 0;
+	}
+	if (!client) {
+		spin_mem(c, c->rx + stop_off, MARK_STOP, other);
+		return 0;
+	}
+	for (; round_next(&r); r.i++) {
+		if (read)
+			o->post_read(c, size);
+		else
+			o->post_write(c, 0, size);
+		drain_tx(c, 0, BENCH_POLL);
+	}
+	c->tx[0] = MARK_STOP;
+	o->post_write(c, stop_off, 1);
+	drain_tx(c, 0, BENCH_POLL);
+	return round_result(&r, 1.0);
+}
+
+/* ---- the window of Sends ------------------------------------------------------------ */
+
+#define GRANT_FINAL (UINT64_C(1) << 63)
+
+/* An 8-byte Send of value v, as credits.  Only once the last one
+ * completed is tx written, unless v is what it holds already. */
+static void send_grant(struct bench_conn *c, uint64_t v)
+{
+	uint64_t old;
+
+	memcpy(&old, (const void *)c->tx, sizeof(old));
+	if (old != v) {
+		drain_tx(c, 0, BENCH_POLL);
+		memcpy((void *)c->tx, &v, sizeof(v));
+	}
+	c->ops->post_send(c, sizeof(v));
+}
+
+/* The value of the Send that came into slot, which is posted again. */
+static uint64_t take_grant(struct bench_conn *c, int slot)
+{
+	size_t room;
+	uint64_t v;
+
+	memcpy(&v, bench_slot(c, slot, &room), sizeof(v));
+	c->ops->post_recv(c, slot);
+	return v;
+}
+
+/* window: Sends of size bytes, client to server, opt.window of them
+ * outstanding: the client posts while fewer are and it holds credits,
+ * and reaps completions busy-polling (dat_evd_dequeue) when it cannot.
+ * The server keeps BENCH_NRECV + S receives posted (S = win_small(), the
+ * small slots, posted when the pattern starts), reposts each as it is
+ * consumed, and gives the credits back with an 8-byte Send of their number
+ * every G reposts, G a quarter of the receives (so that at most 6 credit
+ * Sends are ever on their way to the client's BENCH_NRECV receives); a
+ * Send that found no receive would end an iWARP connection.  The client
+ * takes credits when it holds fewer than a window.  After the warm-up and
+ * m timed Sends, the server answers with the credits it has not yet
+ * returned, marked GRANT_FINAL: the clock stops there, messages per
+ * second.  Then the client sends exactly as many Sends as there are
+ * receives posted, which the server takes without reposting, and the
+ * server posts the BENCH_NRECV receives of the other patterns again and
+ * answers.  Sockets run the same credits over the byte stream (one send()
+ * and one recv() of size bytes per message): a socket completes a send
+ * once the kernel took it, so there the credits (receives not yet read),
+ * not the window, bound what is in flight. */
+static double run_window(struct bench_conn *c, int client, size_t size)
+{
+	const struct bench_ops *o = c->ops;
+	long m = 20 * opt.iters, warm = 4L * opt.window, total = warm + m, i, k;
+	long nrecv = BENCH_NRECV + win_small(), grant = (nrecv + 3) / 4, credits;
+	uint64_t t0 = 0, ns = 0, v;
+	size_t got;
+	int slot, final = 0;
+
+	if (size > BENCH_SMALL)
+		bench_die(BENCH_EXIT_FAIL, "window: %zu-byte Sends (at most %d)", size,
+			  BENCH_SMALL);
+	if (!client) {
+		for (k = 0; k < win_small(); k++)
+			o->post_recv(c, BENCH_NRECV + (int)k);
+		send_grant(c, (uint64_t)win_small());
+		for (i = 0, k = 0; i < total; i++) {
+			wait_rx(c, size, BENCH_POLL, &slot);
+			o->post_recv(c, slot);
+			if (++k == grant) {
+				send_grant(c, (uint64_t)k);
+				k = 0;
+			}
+			if (c->tx_out > 0)
+				o->reap_tx(c, c->tx_out, BENCH_POLL);
+		}
+		send_grant(c, (uint64_t)k | GRANT_FINAL);
+		for (i = 0; i < nrecv; i++)
+			wait_rx(c, size, BENCH_POLL, &slot);
+		for (k = 0; k < BENCH_NRECV; k++)
+			o->post_recv(c, (int)k);
+		o->post_send(c, 8);
+		drain_tx(c, 0, BENCH_POLL);
+		return 0;
+	}
+	credits = BENCH_NRECV;
+	for (i = 0; i < total + nrecv; ) {
+		if (i == warm && !t0)
+			t0 = now_ns();
+		if (i == total && !final) {
+			/* all timed Sends out: the server's answer to the last */
+			while (!final) {
+				wait_rx(c, 8, BENCH_POLL, &slot);
+				v = take_grant(c, slot);
+				credits += (long)(v & ~GRANT_FINAL);
+				final = (v & GRANT_FINAL) != 0;
+			}
+			ns = now_ns() - t0;
+			if (credits != nrecv)
+				bench_die(BENCH_EXIT_FAIL, "%s: window: %ld credits at the end, "
+					  "%ld receives posted", c->name, credits, nrecv);
+		}
+		if (credits < opt.window && i < total &&
+		    o->get_rx(c, 8, &slot, &got, BENCH_POLL)) {
+			v = take_grant(c, slot);
+			if (v & GRANT_FINAL)
+				bench_die(BENCH_EXIT_FAIL, "%s: window: the final credits came early",
+					  c->name);
+			credits += (long)v;
+		}
+		if (credits > 0 && c->tx_out < opt.window) {
+			o->post_send(c, size);
+			credits--;
+			i++;
+		} else {
+			o->reap_tx(c, c->tx_out, BENCH_POLL);
+		}
+	}
+	wait_rx(c, 8, BENCH_POLL, &slot);       /* the receives are back */
+	o->post_recv(c, slot);
+	drain_tx(c, 0, BENCH_POLL);
+	return (double)m * 1e3 / (double)ns;    /* per ns * 1e3 = millions per s */
+}
+
+/* ---- the hand-off baseline ------------------------------------------------------------ */
+
+#define HANDOFF_STOP 2          /* the eventfd value that ends the partner */
+
+struct handoff {
+	int to, back;           /* eventfds: to the partner, back from it */
+};
+
+static void *handoff_partner(void *p)
+{
+	struct handoff *h = p;
+	uint64_t v = 0;
+
+	for (;;) {
+		if (read(h->to, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			bench_die(BENCH_EXIT_FAIL, "hand-off: read: %s", strerror(errno));
+		if (v == HANDOFF_STOP)
+			return NULL;
+		if (write(h->back, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			bench_die(BENCH_EXIT_FAIL, "hand-off: write: %s", strerror(errno));
+	}
+}
+
+/* One thread wakes another through an eventfd, blocking in read, and is
+ * woken back the same way: what a transport in user space costs at the
+ * least to hand data from the thread that reads the socket to the one that
+ * waits for it.  Rounds as for write_poll, in this (the client) process,
+ * with its pinning; the half round trip: microseconds per hand-off. */
+static double handoff_run(void)
+{
+	struct handoff h = { eventfd(0, 0), eventfd(0, 0) };
+	struct rounds r = { .warm = -1 };
+	uint64_t v = 1;
+	pthread_t tid;
+	int err;
+
+	if (h.to < 0 || h.back < 0)
+		bench_die(BENCH_EXIT_FAIL, "eventfd: %s", strerror(errno));
+	err = pthread_create(&tid, NULL, handoff_partner, &h);
+	if (err)
+		bench_die(BENCH_EXIT_FAIL, "pthread_create: %s", strerror(err));
+	for (; round_next(&r); r.i++)
+		if (write(h.to, &v, sizeof(v)) != (ssize_t)sizeof(v) ||
+		    read(h.back, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			bench_die(BENCH_EXIT_FAIL, "hand-off: %s", strerror(errno));
+	v = HANDOFF_STOP;
+	if (write(h.to, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		bench_die(BENCH_EXIT_FAIL, "hand-off: write: %s", strerror(errno));
+	pthread_join(tid, NULL);
+	close(h.to);
+	close(h.back);
+	return round_result(&r, 0.5);
+}
+
+/* Whether pattern pat is measured in rounds (median, p99, rounds over
+ * 1 ms), against sockets plus a hand-off; the one-sided ones count a whole
+ * round trip per operation. */
+static int is_round(int pat)
+{
+	return pat >= P_WRITE_POLL && pat <= P_WRITE_MEM;
+}
+
+
+/* Whether stack c can run pattern pat: sockets have no RDMA Write (the
+ * round patterns run their socket baseline there). */
 static int supports(const struct bench_conn *c, int pat)
 {
 	switch (pat) {
@@ -1091,6 +1592,7 @@ static int supports(const struct bench_conn *c, int pat)
 	case P_WRITE_BW:
 		return c->ops->post_write != NULL;
 	case P_CONNECT:
+	case P_CYCLE:
 		return c->ops->setup != NULL;
 	default:
 		return 1;
@@ -1100,6 +1602,13 @@ static int supports(const struct bench_conn *c, int pat)
 static int is_bw(int pat)
 {
 	return pat == P_SEND_BW || pat == P_WRITE_BW;
+}
+
+/* A pattern's unit: "us" (latency), "gbps" or "mmps" (millions of
+ * messages per second, the window). */
+static const char *unit_of(int pat)
+{
+	return is_bw(pat) ? "gbps" : pat == P_WINDOW ? "mmps" : "us";
 }
 
 static double run_test(struct bench_conn *c, int client, int pat, size_t size,
@@ -1127,7 +1636,23 @@ static double run_test(struct bench_conn *c, int client, int pat, size_t size,
 		v = run_write_bw(c, client, size, w);
 		break;
 	case P_CONNECT:
-		v = run_connect(c, client, size);
+		v = run_connect(c, client, size, 0);
+		break;
+	case P_WRITE_POLL:
+		v = run_write_poll(c, client, size);
+		break;
+	case P_READ_EVD:
+	case P_READ_MEM:
+	case P_WRITE_EVD:
+	case P_WRITE_MEM:
+		v = run_one_sided(c, client, size, pat <= P_READ_MEM,
+				  pat == P_READ_EVD || pat == P_WRITE_EVD);
+		break;
+	case P_WINDOW:
+		v = run_window(c, client, size);
+		break;
+	case P_CYCLE:
+		v = run_connect(c, client, CONNECT_PDATA, size);
 		break;
 	}
 	alarm(0);
@@ -1136,13 +1661,19 @@ static double run_test(struct bench_conn *c, int client, int pat, size_t size,
 			  c->tx_out);
 	if (client && opt.verbose)
 		fprintf(stderr, "dat_bench: %-40s %10.4g %s\n", label, v,
-			is_bw(pat) ? "GB/s" : "us");
+			is_bw(pat) ? "GB/s" : pat == P_WINDOW ? "M msgs/s" : "us");
 	return v;
 }
 
 /* ---- the two processes ------------------------------------------------------------ */
 
 static double results[NPAT][2][MAX_SIZES][MAX_STACKS][MAX_REPS];
+/* the round patterns' p99 and rounds over 1 ms, of how many (rstat) */
+static double res_p99[NPAT][MAX_SIZES][MAX_STACKS][MAX_REPS];
+static long res_slow[NPAT][MAX_SIZES][MAX_STACKS][MAX_REPS];
+static long res_n[NPAT][MAX_SIZES][MAX_STACKS][MAX_REPS];
+/* the hand-off baseline, once per repetition: median and p99, us */
+static double handoff_us[MAX_REPS], handoff_p99[MAX_REPS];
 
 /* CPU time used on the whole machine, from /proc/stat: busy and total
  * jiffies.  Returns 0 when it cannot tell. */
@@ -1200,12 +1731,26 @@ static void quiet_wait(void)
 	quiet_spent += (double)(now_ns() - start) / 1e9;
 }
 
-/* Whether pattern pat runs with wait w: connection setup always blocks. */
+/* Whether pattern pat runs with wait w: connection setup always blocks;
+ * the patterns of legacy MPIs always poll (their waiting sides spin). */
 static int pat_wait(int pat, int w)
 {
-	if (pat == P_CONNECT)
+	if (pat == P_CONNECT || pat == P_CYCLE)
 		return w == BENCH_BLOCK;
+	if (pat >= P_WRITE_POLL)
+		return w == BENCH_POLL;
 	return opt.waits[w];
+}
+
+/* The first round pattern asked for, or -1. */
+static int first_round(void)
+{
+	int pat;
+
+	for (pat = 0; pat < NPAT; pat++)
+		if (opt.pats[pat] && is_round(pat))
+			return pat;
+	return -1;
 }
 
 static void run_all(struct bench_conn *conns[MAX_STACKS], int client)
@@ -1216,6 +1761,17 @@ static void run_all(struct bench_conn *conns[MAX_STACKS], int client)
 		for (pat = 0; pat < NPAT; pat++) {
 			if (!opt.pats[pat])
 				continue;
+			/* the round patterns' baseline, in the client alone,
+			 * while the server sleeps in the next sync_peers */
+			if (client && is_round(pat) && pat == first_round()) {
+				if (opt.quiet)
+					quiet_wait();
+				current_test = "hand-off";
+				alarm(STUCK_S);
+				handoff_us[rep] = handoff_run();
+				alarm(0);
+				handoff_p99[rep] = rstat.p99;
+			}
 			for (w = 0; w < 2; w++) {
 				if (!pat_wait(pat, w))
 					continue;
@@ -1236,6 +1792,11 @@ static void run_all(struct bench_conn *conns[MAX_STACKS], int client)
 							run_test(conns[st], client, pat,
 								 opt.sizes[si],
 								 (enum bench_wait)w);
+						if (client && is_round(pat)) {
+							res_p99[pat][si][st][rep] = rstat.p99;
+							res_slow[pat][si][st][rep] = rstat.slow;
+							res_n[pat][si][st][rep] = rstat.n;
+						}
 					}
 				}
 			}
@@ -1458,7 +2019,7 @@ static void write_all(int fd, const char *s)
 
 static void alloc_arrays(void)
 {
-	long n = opt.iters < 20 ? 20 : opt.iters;
+	long n = rounds_max();          /* more than -n's, and at least 20 */
 
 	samples = calloc((size_t)n, sizeof(*samples));
 	stamps = calloc((size_t)(n + warmup_iters(n) + 1), sizeof(*stamps));
@@ -1562,12 +2123,14 @@ static void stage_of(const char *what, int k)
 	current_test = stage;
 }
 
-static void fmt_val(char *buf, size_t len, double v, int bw)
+static void fmt_val(char *buf, size_t len, double v, const char *unit)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
-	else if (bw)
+	else if (strcmp(unit, "gbps") == 0)
 		snprintf(buf, len, v < 0.1 ? "%.3g GB/s" : "%.3f GB/s", v);
+	else if (strcmp(unit, "mmps") == 0)
+		snprintf(buf, len, "%.4f M/s", v);
 	else
 		snprintf(buf, len, "%.2f us", v);
 }
@@ -1801,6 +2364,120 @@ static void report_threads(void)
 	fflush(stdout);
 }
 
+/* A round pattern's row, stack st: the median of the p99s, and the
+ * rounds over 1 ms and the rounds, summed over the repetitions. */
+static void round_row(int pat, int si, int st, double *p99, long *slow, long *n)
+{
+	double tmp[MAX_REPS];
+	int rep;
+
+	*slow = *n = 0;
+	for (rep = 0; rep < opt.reps; rep++) {
+		tmp[rep] = res_p99[pat][si][st][rep];
+		*slow += res_slow[pat][si][st][rep];
+		*n += res_n[pat][si][st][rep];
+	}
+	*p99 = median(tmp, opt.reps);
+}
+
+/* The round patterns' baseline for the socket figure s of a row: the
+ * socket ping-pong (measured as the pattern measures: its half round trip
+ * for write_poll, its whole round trip for the one-sided ones) plus one
+ * hand-off. */
+static double round_base(double s)
+{
+	double tmp[MAX_REPS];
+	int rep;
+
+	for (rep = 0; rep < opt.reps; rep++)
+		tmp[rep] = handoff_us[rep];
+	return s + median(tmp, opt.reps);
+}
+
+/* The round patterns' fields of a bench: line: per stack KEY_p99,
+ * KEY_slow and KEY_n, then the hand-off and the baseline
+ * (handoff_us, base_us: sockets plus hand-off). */
+static void print_rounds_kv(struct bench_conn *conns[MAX_STACKS], int pat, int si,
+			    const double med[MAX_STACKS])
+{
+	double p99, tmp[MAX_REPS];
+	long slow, n;
+	int st, rep, sock = -1;
+
+	for (st = 0; st < nstacks; st++) {
+		if (!supports(conns[st], pat))
+			continue;
+		if (stacks[st].kind == K_SOCK)
+			sock = st;
+		round_row(pat, si, st, &p99, &slow, &n);
+		printf(" %s_p99=%.4g %s_slow=%ld %s_n=%ld", stacks[st].key, p99,
+		       stacks[st].key, slow, stacks[st].key, n);
+	}
+	for (rep = 0; rep < opt.reps; rep++)
+		tmp[rep] = handoff_us[rep];
+	printf(" handoff_us=%.4g", median(tmp, opt.reps));
+	if (sock >= 0)
+		printf(" base_us=%.4g", round_base(med[sock]));
+}
+
+/* The round patterns, one line per stack: median, p99, rounds over 1 ms
+ * of all rounds (every repetition), whether that is fewer than 1 in
+ * 10,000 ("no millisecond steps"), and the ratio to sockets plus a
+ * hand-off. */
+static void report_rounds(struct bench_conn *conns[MAX_STACKS])
+{
+	double med[MAX_STACKS], tmp[MAX_REPS], p99, base = NAN;
+	char a[32], b[32], c[40], d[16];
+	int pat, si, st, rep, sock = -1;
+	long slow, n;
+
+	for (st = 0; st < nstacks; st++)
+		if (stacks[st].kind == K_SOCK)
+			sock = st;
+	for (rep = 0; rep < opt.reps; rep++)
+		tmp[rep] = handoff_us[rep];
+	p99 = median(tmp, opt.reps);
+	for (rep = 0; rep < opt.reps; rep++)
+		tmp[rep] = handoff_p99[rep];
+	printf("\nhand-off (two threads of the client, eventfd, blocking read): "
+	       "%.2f us median, %.2f us p99 (half round trip)\n", p99, median(tmp, opt.reps));
+	printf("write_poll: half round trip; read_*, write_*: per operation (a whole round "
+	       "trip); >1ms: rounds whose whole round trip took over 1 ms\n");
+	printf("base: sockets (the send/recv ping-pong, the same measure) + one hand-off; "
+	       "steps: \"none\" when fewer than 1 round in 10,000 took over 1 ms\n");
+	printf("\n%-10s %8s %-16s %11s %11s %16s %6s %9s\n", "pattern", "size", "stack",
+	       "median", "p99", ">1ms/rounds", "steps", "/base");
+	for (pat = 0; pat < NPAT; pat++) {
+		if (!opt.pats[pat] || !is_round(pat))
+			continue;
+		for (si = 0; si < opt.nsizes; si++) {
+			if (!opt.size_on[pat][si])
+				continue;
+			row_medians(conns, pat, BENCH_POLL, si, med);
+			if (sock >= 0)
+				base = round_base(med[sock]);
+			for (st = 0; st < nstacks; st++) {
+				if (!supports(conns[st], pat))
+					continue;
+				round_row(pat, si, st, &p99, &slow, &n);
+				fmt_val(a, sizeof(a), med[st], "us");
+				fmt_val(b, sizeof(b), p99, "us");
+				snprintf(c, sizeof(c), "%ld/%ld", slow, n);
+				snprintf(d, sizeof(d), "%.2f", med[st] / base);
+				printf("%-10s %8zu %-16s %11s %11s %16s %6s %9s\n", pat_name[pat],
+				       opt.sizes[si], stacks[st].label, a, b, c,
+				       slow * 10000 < n ? "none" : "yes",
+				       isnan(base) || st == sock ? "-" : d);
+			}
+			if (sock >= 0) {
+				fmt_val(a, sizeof(a), base, "us");
+				printf("%-10s %8zu %-16s %11s\n", pat_name[pat], opt.sizes[si],
+				       "base", a);
+			}
+		}
+	}
+}
+
 static void report(struct bench_conn *conns[MAX_STACKS])
 {
 	double med[MAX_STACKS], ratio;
@@ -1823,7 +2500,7 @@ static void report(struct bench_conn *conns[MAX_STACKS])
 	/* pass 0: the table; pass 1: one machine-readable line per row */
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 0) {
-			printf("\n%-9s %-6s %8s ", "pattern", "wait", "size");
+			printf("\n%-10s %-6s %8s ", "pattern", "wait", "size");
 			for (k = 0; k < nstacks; k++)
 				printf(" %14s", stacks[k].label);
 			for (k = 0; k < nratios; k++)
@@ -1839,17 +2516,16 @@ static void report(struct bench_conn *conns[MAX_STACKS])
 				if (!pat_wait(pat, w))
 					continue;
 				for (si = 0; si < opt.nsizes; si++) {
-					int bw = is_bw(pat);
-					const char *unit = bw ? "gbps" : "us";
+					const char *unit = unit_of(pat);
 
 					if (!opt.size_on[pat][si])
 						continue;
 					row_medians(conns, pat, w, si, med);
 					if (pass == 0) {
-						printf("%-9s %-6s %8zu ", pat_name[pat], wait_name[w],
+						printf("%-10s %-6s %8zu ", pat_name[pat], wait_name[w],
 						       opt.sizes[si]);
 						for (k = 0; k < nstacks; k++) {
-							fmt_val(a, sizeof(a), med[k], bw);
+							fmt_val(a, sizeof(a), med[k], unit);
 							printf(" %14s", a);
 						}
 						for (k = 0; k < nratios; k++) {
@@ -1876,6 +2552,8 @@ static void report(struct bench_conn *conns[MAX_STACKS])
 					print_kv("raw", unit, raw >= 0 ? med[raw] : NAN);
 					if (sock >= 0)
 						print_kv("sock", unit, med[sock]);
+					if (is_round(pat))
+						print_rounds_kv(conns, pat, si, med);
 					ratio = dat0 >= 0 && raw >= 0 ? med[dat0] / med[raw] : NAN;
 					if (isnan(ratio))
 						printf(" ratio=-\n");
@@ -1961,6 +2639,8 @@ static int client_main(int pipe_fd)
 	} else {
 		run_all(conns, 1);
 		report(conns);
+		if (first_round() >= 0)
+			report_rounds(conns);
 	}
 	if (opt.idle)
 		report_idle(conns);
@@ -1999,6 +2679,12 @@ static void usage(int status)
 		"  -p list      patterns: sendrecv,write,send_bw,write_bw,connect (default\n"
 		"               sendrecv,write,write_bw); pattern@size runs that pattern at\n"
 		"               that size only (for connect: the private data, default %d)\n"
+		"               and, as legacy MPIs do (always polling; cycle blocks):\n"
+		"               write_poll (RDMA Write into rings polled in memory),\n"
+		"               read_evd,read_mem,write_evd,write_mem (8 B RDMA Read/Write\n"
+		"               against a target spinning on another EVD / on memory),\n"
+		"               window (8 B Sends, -w outstanding; M msgs/s), cycle\n"
+		"               (connect, accept, an 8 B first message, disconnect)\n"
 		"  -m list      waits: poll,block (default both; connect always blocks)\n"
 		"  -i ia,...    DAT interface adapters, at most %d (default ofi-tcp; dat.conf\n"
 		"               from DAT_OVERRIDE); ratios: the first against raw, the others\n"
@@ -2106,7 +2792,7 @@ static void parse_pats(char *arg)
  * -s (connect: its private data, CONNECT_PDATA unless given). */
 static void resolve_sizes(void)
 {
-	static const size_t pdata_default[1] = { CONNECT_PDATA };
+	static const size_t pdata_default[1] = { CONNECT_PDATA }, eight[1] = { 8 };
 	const size_t *list;
 	int pat, n, i, j;
 
@@ -2120,6 +2806,9 @@ static void resolve_sizes(void)
 		} else if (pat == P_CONNECT) {
 			list = pdata_default;
 			n = 1;
+		} else if (pat > P_WRITE_POLL) {
+			list = eight;   /* one-sided, window, cycle: 8 B */
+			n = 1;
 		} else {
 			list = opt.base;
 			n = opt.nbase;
@@ -2128,6 +2817,11 @@ static void resolve_sizes(void)
 			if (pat == P_CONNECT && list[i] > CONNECT_PDATA_MAX) {
 				fprintf(stderr, "dat_bench: connect@%zu: at most %d bytes of "
 					"private data\n", list[i], CONNECT_PDATA_MAX);
+				usage(2);
+			}
+			if ((pat == P_WINDOW || pat == P_CYCLE) && list[i] > BENCH_SMALL) {
+				fprintf(stderr, "dat_bench: %s@%zu: at most %d bytes\n",
+					pat_name[pat], list[i], BENCH_SMALL);
 				usage(2);
 			}
 			for (j = 0; j < opt.nsizes; j++)

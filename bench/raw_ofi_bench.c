@@ -74,6 +74,8 @@ struct raw_conn {
 	struct fi_info **idle_info;     /* server: their CONNREQs' */
 	int nidle;
 	struct fid_cq *txcq, *rxcq;
+	struct fid_cq *setup_rxcq;      /* setup with a first message: the
+					 * receives of its endpoints */
 	struct fid_mr *mr;
 	void *desc;
 	void *buf;
@@ -242,7 +244,7 @@ static void own_remote(struct raw_conn *r, const struct bench_conn *c,
 {
 	me->addr = (uint64_t)(uintptr_t)c->rx;
 	me->key = fi_mr_key(r->mr);
-	me->len = c->max_size;
+	me->len = BENCH_RING * c->max_size;
 }
 
 void raw_accept(struct raw_listener *l, struct bench_conn *c,
@@ -361,46 +363,68 @@ void raw_connect_more(struct bench_conn *base, struct bench_conn *c,
 
 /* ---- the primitives --------------------------------------------------------- */
 
-static void raw_post_send(struct bench_conn *c, size_t len)
+/* A send of len bytes of tx on ep (the connection's, or a setup one). */
+static void send_on(struct raw_conn *r, struct fid_ep *ep, struct bench_conn *c,
+		    size_t len)
 {
-	struct raw_conn *r = rc_of(c);
 	struct iovec iov = { .iov_base = (void *)c->tx, .iov_len = len };
 	struct fi_msg msg = {
 		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
 	};
 
-	FI_CHECK(fi_sendmsg(r->ep, &msg, r->tx_flags));
+	FI_CHECK(fi_sendmsg(ep, &msg, r->tx_flags));
 	c->tx_out++;
 }
 
-static void raw_post_write(struct bench_conn *c, size_t len)
+static void raw_post_send(struct bench_conn *c, size_t len)
+{
+	send_on(rc_of(c), rc_of(c)->ep, c, len);
+}
+
+/* An RDMA Write from tx to offset off of the peer's rx area, or an RDMA
+ * Read of its first len bytes into our rx area (a read completes once its
+ * data is here: no delivery flag). */
+static void raw_rma(struct bench_conn *c, int read, size_t off, size_t len)
 {
 	struct raw_conn *r = rc_of(c);
-	struct iovec iov = { .iov_base = (void *)c->tx, .iov_len = len };
+	struct iovec iov = {
+		.iov_base = (void *)(read ? c->rx : c->tx), .iov_len = len,
+	};
 	struct fi_rma_iov rma = {
-		.addr = r->peer.addr, .len = len, .key = r->peer.key,
+		.addr = r->peer.addr + off, .len = len, .key = r->peer.key,
 	};
 	struct fi_msg_rma msg = {
 		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
 		.rma_iov = &rma, .rma_iov_count = 1,
 	};
 
-	FI_CHECK(fi_writemsg(r->ep, &msg, r->tx_flags));
+	if (read)
+		FI_CHECK(fi_readmsg(r->ep, &msg, FI_COMPLETION));
+	else
+		FI_CHECK(fi_writemsg(r->ep, &msg, r->tx_flags));
 	c->tx_out++;
+}
+
+static void raw_post_write(struct bench_conn *c, size_t off, size_t len)
+{
+	raw_rma(c, 0, off, len);
+}
+
+static void raw_post_read(struct bench_conn *c, size_t len)
+{
+	raw_rma(c, 1, 0, len);
 }
 
 static void raw_post_recv(struct bench_conn *c, int slot)
 {
 	struct raw_conn *r = rc_of(c);
-	struct iovec iov = {
-		.iov_base = c->ring + (size_t)slot * c->max_size,
-		.iov_len = c->max_size,
-	};
+	struct iovec iov;
 	struct fi_msg msg = {
 		.msg_iov = &iov, .desc = &r->desc, .iov_count = 1,
 		.context = (void *)(uintptr_t)(slot + 1),
 	};
 
+	iov.iov_base = bench_slot(c, slot, &iov.iov_len);
 	FI_CHECK(fi_recvmsg(r->ep, &msg, FI_COMPLETION));
 }
 
@@ -533,23 +557,39 @@ static void raw_mem_wait_end(struct bench_conn *c)
 			  (unsigned long long)(r->helper_done - r->helper_taken));
 }
 
+#define SETUP_MSG UINT32_MAX    /* setup_event: the first message came */
+
 /* The server's next setup event.  It sleeps on the EQ and on the send
  * CQ, and reads that CQ when woken: tcp 1.17 notices the client's
  * disconnect in CQ progress, and only then queues FI_SHUTDOWN.  (libdat's
  * progress thread does the same with its epoll set and its 2 ms timer.)
  * The send CQ, because it is empty here, while the receive CQ may already
- * hold the fence that follows the last connection. */
-static uint32_t setup_event(struct raw_conn *r, void *buf, size_t *len)
+ * hold the fence that follows the last connection.  *msg > 0: the first
+ * message is awaited on setup_rxcq too, before any connection event;
+ * when it is there, *msg becomes 0 and the event is SETUP_MSG. */
+static uint32_t setup_event(struct raw_conn *r, void *buf, size_t *len, size_t *msg)
 {
-	struct fid *fids[2] = { &r->eq->fid, &r->txcq->fid };
+	struct fid *fids[3] = { &r->eq->fid, &r->txcq->fid, NULL };
 	struct fi_cq_msg_entry ent;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
+	nfds_t nfd = *msg ? 3 : 2;
 	uint32_t event;
 	ssize_t n;
 
 	FI_CHECK(fi_control(&r->eq->fid, FI_GETWAIT, &pfd[0].fd));
 	FI_CHECK(fi_control(&r->txcq->fid, FI_GETWAIT, &pfd[1].fd));
+	if (*msg) {
+		fids[2] = &r->setup_rxcq->fid;
+		FI_CHECK(fi_control(&r->setup_rxcq->fid, FI_GETWAIT, &pfd[2].fd));
+	}
 	for (;;) {
+		if (*msg && cq_get(r->setup_rxcq, &ent, 1, BENCH_POLL, "first message")) {
+			if (ent.len != *msg)
+				bench_die(BENCH_EXIT_FAIL, "raw: setup: a first message of "
+					  "%zu bytes, expected %zu", ent.len, *msg);
+			*msg = 0;
+			return SETUP_MSG;
+		}
 		n = fi_eq_read(r->eq, &event, buf, RAW_CM_BUF, 0);
 		if (n >= 0) {
 			*len = (size_t)n;
@@ -560,35 +600,44 @@ static uint32_t setup_event(struct raw_conn *r, void *buf, size_t *len)
 		n = fi_cq_read(r->txcq, &ent, 1);
 		if (n != -FI_EAGAIN)
 			bench_die(BENCH_EXIT_FAIL, "raw: setup: send CQ read: %zd", n);
-		if (fi_trywait(r->fabric, fids, 2) != FI_SUCCESS)
+		if (fi_trywait(r->fabric, fids, (int)nfd) != FI_SUCCESS)
 			continue;
-		pfd[0].events = pfd[1].events = POLLIN;
-		if (poll(pfd, 2, BENCH_WAIT_MS) == 0)
+		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+		if (poll(pfd, nfd, BENCH_WAIT_MS) == 0)
 			bench_die(BENCH_EXIT_FAIL, "raw: no connection event in %d s",
 				  BENCH_WAIT_MS / 1000);
 	}
 }
 
-/* An endpoint on the connection's domain, EQ and CQs, enabled.  (tcp
- * 1.17 progresses a domain's connections through the first EQ one of its
- * endpoints was bound to: a second EQ would never see an event.) */
-static struct fid_ep *setup_ep(struct raw_conn *r, struct fi_info *info)
+/* An endpoint on the connection's domain, EQ and send CQ, receives on
+ * rxcq, enabled.  (tcp 1.17 progresses a domain's connections through the
+ * first EQ one of its endpoints was bound to: a second EQ would never see
+ * an event.) */
+static struct fid_ep *setup_ep(struct raw_conn *r, struct fi_info *info,
+			       struct fid_cq *rxcq)
 {
 	struct fid_ep *ep;
 
 	FI_CHECK(fi_endpoint(r->domain, info, &ep, NULL));
 	FI_CHECK(fi_ep_bind(ep, &r->eq->fid, 0));
 	FI_CHECK(fi_ep_bind(ep, &r->txcq->fid, FI_TRANSMIT));
-	FI_CHECK(fi_ep_bind(ep, &r->rxcq->fid, FI_RECV));
+	FI_CHECK(fi_ep_bind(ep, &rxcq->fid, FI_RECV));
 	FI_CHECK(fi_enable(ep));
 	return ep;
 }
 
-static void raw_setup(struct bench_conn *c, int client, size_t pdata)
+/* msg: the client's first message goes out once connected, from tx, and
+ * it shuts down once that completed; the server receives it into the
+ * first small slot on setup_rxcq (the pattern's receive CQ may hold the
+ * fence that follows the last connection). */
+static void raw_setup(struct bench_conn *c, int client, size_t pdata, size_t msg)
 {
 	struct raw_conn *r = rc_of(c);
 	_Alignas(8) uint8_t buf[RAW_CM_BUF];
 	struct fi_eq_cm_entry *ent = (struct fi_eq_cm_entry *)buf;
+	struct fi_cq_attr cqa = {
+		.size = 16, .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD,
+	};
 	struct fi_info *info;
 	struct fid_ep *ep;
 	size_t n;
@@ -596,15 +645,24 @@ static void raw_setup(struct bench_conn *c, int client, size_t pdata)
 	if (pdata > RAW_CM_BUF - sizeof(*ent))
 		bench_die(BENCH_EXIT_FAIL, "raw: %zu bytes of private data (at most %zu)",
 			  pdata, RAW_CM_BUF - sizeof(*ent));
+	if (msg > BENCH_SMALL)
+		bench_die(BENCH_EXIT_FAIL, "raw: a first message of %zu bytes (at most %d)",
+			  msg, BENCH_SMALL);
+	if (msg && !r->setup_rxcq)
+		FI_CHECK(fi_cq_open(r->domain, &cqa, &r->setup_rxcq, NULL));
 	/* The pattern's connection is idle: every event on the EQ is about
 	 * the setup's endpoints.  The client has one at a time. */
 	if (client) {
-		ep = setup_ep(r, r->info);
+		ep = setup_ep(r, r->info, r->rxcq);
 		FI_CHECK(fi_connect(ep, r->info->dest_addr, (void *)c->tx, pdata));
 		eq_expect(r->eq, FI_CONNECTED, buf, &n);
 		if (n < sizeof(*ent) + pdata)
 			bench_die(BENCH_EXIT_FAIL, "raw: setup: the accept carries %zu bytes",
 				  n - sizeof(*ent));
+		if (msg) {
+			send_on(r, ep, c, msg);
+			raw_reap_tx(c, 1, BENCH_BLOCK);
+		}
 		fi_shutdown(ep, 0);
 		fi_close(&ep->fid);
 		return;
@@ -623,11 +681,19 @@ static void raw_setup(struct bench_conn *c, int client, size_t pdata)
 		bench_die(BENCH_EXIT_FAIL, "raw: setup: the request carries %zu bytes",
 			  n - sizeof(*ent));
 	info = ent->info;
-	ep = setup_ep(r, info);
+	ep = setup_ep(r, info, msg ? r->setup_rxcq : r->rxcq);
+	if (msg) {
+		struct iovec iov = { .iov_base = c->small, .iov_len = BENCH_SMALL };
+		struct fi_msg m = { .msg_iov = &iov, .desc = &r->desc, .iov_count = 1 };
+
+		FI_CHECK(fi_recvmsg(ep, &m, FI_COMPLETION));
+	}
 	FI_CHECK(fi_accept(ep, (void *)c->tx, pdata));
 	for (;;) {
-		uint32_t ev = setup_event(r, buf, &n);
+		uint32_t ev = setup_event(r, buf, &n, &msg);
 
+		if (ev == SETUP_MSG)
+			continue;
 		if (ev == FI_CONNREQ && !r->connreq_len) {
 			memcpy(r->connreq, buf, n);
 			r->connreq_len = n;
@@ -635,6 +701,9 @@ static void raw_setup(struct bench_conn *c, int client, size_t pdata)
 		}
 		if (ev == FI_CONNECTED && ent->fid == &ep->fid)
 			continue;
+		if (ev == FI_SHUTDOWN && ent->fid == &ep->fid && msg)
+			bench_die(BENCH_EXIT_FAIL, "raw: setup: FI_SHUTDOWN before the first "
+				  "message");
 		if (ev == FI_SHUTDOWN && ent->fid == &ep->fid)
 			break;
 		bench_die(BENCH_EXIT_FAIL, "raw: setup: unexpected connection event %u", ev);
@@ -663,7 +732,7 @@ static void raw_idle(struct bench_conn *c, int client, int n)
 		bench_die(BENCH_EXIT_FAIL, "raw: out of memory");
 	if (client) {
 		for (i = 0; i < n; i++) {
-			r->idle[i] = setup_ep(r, r->info);
+			r->idle[i] = setup_ep(r, r->info, r->rxcq);
 			r->nidle++;
 			FI_CHECK(fi_connect(r->idle[i], r->info->dest_addr, NULL, 0));
 		}
@@ -678,7 +747,7 @@ static void raw_idle(struct bench_conn *c, int client, int n)
 		} else if (event == FI_CONNREQ && r->nidle < n) {
 			i = r->nidle;
 			r->idle_info[i] = ent->info;
-			r->idle[i] = setup_ep(r, ent->info);
+			r->idle[i] = setup_ep(r, ent->info, r->rxcq);
 			r->nidle++;
 			FI_CHECK(fi_accept(r->idle[i], NULL, 0));
 		} else {
@@ -710,6 +779,8 @@ static int raw_close(struct bench_conn *c, int client)
 	fi_close(&r->ep->fid);
 	fi_close(&r->rxcq->fid);
 	fi_close(&r->txcq->fid);
+	if (r->setup_rxcq)
+		fi_close(&r->setup_rxcq->fid);
 	fi_close(&r->mr->fid);
 	if (r->own_domain)
 		fi_close(&r->domain->fid);
@@ -732,6 +803,7 @@ static int raw_close(struct bench_conn *c, int client)
 static const struct bench_ops raw_ops = {
 	.post_send = raw_post_send,
 	.post_write = raw_post_write,
+	.post_read = raw_post_read,
 	.post_recv = raw_post_recv,
 	.reap_tx = raw_reap_tx,
 	.get_rx = raw_get_rx,
@@ -740,4 +812,5 @@ static const struct bench_ops raw_ops = {
 	.setup = raw_setup,
 	.idle = raw_idle,
 	.close = raw_close,
+	.spin_calls = 1,
 };

@@ -17,7 +17,11 @@
 # the client's memory per connected endpoint, and by 8 threads per side
 # at once, each busy-polling a connection of its own (dat_bench -T 8: more
 # pollers than CPUs; not pinned, -c is ignored there), against the same
-# with 1 thread.  Last, bench/instr-cost.sh (instructions per 8 B Send
+# with 1 thread, and what legacy MPIs over uDAPL do: RDMA Writes into
+# rings polled in memory, 8 B RDMA Reads and Writes against a target that
+# spins, 64 Sends in flight, connect + first message + disconnect (their
+# socket column: the socket ping-pong plus one thread hand-off).  Last,
+# bench/instr-cost.sh (instructions per 8 B Send
 # post + poll, under callgrind) and bench/cold-open.sh (the first
 # dat_ia_open of a process) print their own tables.  Options after
 # --targets go to dat_bench after the targets' own (-r 3, -n 500, ...).
@@ -170,16 +174,50 @@ rc=$?
 cat "$tmp/outthr"
 [ "$rc" -eq 0 ] && grep '^bench: ' "$tmp/outthr" >>"$tmp/out"
 
+# What legacy MPIs over uDAPL do (issue 25), busy-polling: RDMA Writes of
+# 8 B, 4 KiB and 64 KiB into rings that both sides poll in memory; 8 B
+# RDMA Reads and Writes against a target that spins on another EVD or on
+# memory; 8 B Sends with a window of 64; connect, accept, a first message
+# and disconnect.  The rounds' baseline is the socket ping-pong plus one
+# thread hand-off (an eventfd ping-pong in the client), measured in the
+# same run.  A run of rounds stops after 1 s (a provider that takes 2 ms a
+# round runs 500, not 10,000): about a minute with -r 3 here.
+mpi_pats="write_poll@8,write_poll@4k,write_poll@64k,read_evd,read_mem,write_evd,write_mem"
+mpi_pats="$mpi_pats,window,cycle"
+mpi_note=""
+bench -t dat,raw,sock -n 2000 -p "$mpi_pats" -i "$ias_scale" "$@" >"$tmp/outmpi" 2>&1
+rc=$?
+cat "$tmp/outmpi"
+if [ "$rc" -ne 0 ] && [ "$ias_scale" != ofi-tcp ]; then
+	echo "run-bench.sh: the MPI patterns failed with tcp; measuring them again without it" >&2
+	mpi_note="the MPI rows' run with tcp failed (exit $rc, above); tcp's cells there are -"
+	bench -t dat,raw,sock -n 2000 -p "$mpi_pats" -i ofi-tcp "$@" >"$tmp/outmpi" 2>&1
+	rc=$?
+	cat "$tmp/outmpi"
+fi
+[ "$rc" -eq 0 ] && grep '^bench: ' "$tmp/outmpi" >>"$tmp/out"
+
 # "bench: pattern=P wait=W size=S [idle=N] dat_X=v [dat2_X=v] raw_X=v
-# sock_X=v ratio=r" (dat = ofi-tcp, dat2 = tcp) -> the targets table
-grep '^bench: ' "$tmp/out" | awk -v tcp_note="$tcp_note" '
-# bw: 0 latency, 1 bandwidth, 2 a factor
+# sock_X=v [round fields] ratio=r" (dat = ofi-tcp, dat2 = tcp) -> the
+# targets table.  The round patterns (write_poll, read_*, write_*) add
+# K_p99, K_slow (rounds over 1 ms) and K_n (rounds) per stack K, and
+# base_us: the socket ping-pong plus one hand-off, their socket column.
+grep '^bench: ' "$tmp/out" | awk -v tcp_note="$tcp_note" -v mpi_note="$mpi_note" '
+# bw: 0 latency, 1 bandwidth, 2 a factor, 3 a message rate, 4 a count
 function val(v, bw) {
 	if (v == "" || v == "-")
 		return "-"
 	if (bw == 2)
 		return sprintf("%.1fx", v)
+	if (bw == 3)
+		return sprintf("%.4f M/s", v)
+	if (bw == 4)
+		return v
 	return bw ? sprintf("%.3f GB/s", v) : sprintf("%.2f us", v)
+}
+# rounds over 1 ms of all rounds, "k/n"
+function steps(k, n) {
+	return k == "" || n == "" ? "-" : k "/" n
 }
 function ratio(a, b) {
 	if (a == "" || a == "-" || b == "" || b == "-" || b + 0 == 0)
@@ -218,7 +256,7 @@ function growth(n, one) {
 		ca_n = f["n"]
 		next
 	}
-	unit = ("dat_gbps" in f) ? "gbps" : "us"
+	unit = ("dat_gbps" in f) ? "gbps" : ("dat_mmps" in f) ? "mmps" : "us"
 	key = f["pattern"] " " f["wait"]
 	if (f["pattern"] != "connect")
 		key = key " " f["size"]
@@ -230,6 +268,20 @@ function growth(n, one) {
 	ofi[key] = f["dat_" unit]
 	raw[key] = f["raw_" unit]
 	sock[key] = f["sock_" unit]
+	if ("base_us" in f) {
+		# a round pattern: the socket column is sockets + a hand-off,
+		# then a p99 row and a row of the rounds over 1 ms
+		handoff = f["handoff_us"]
+		sock[key] = f["base_us"]
+		tcp[key " p99"] = f["dat2_p99"]
+		ofi[key " p99"] = f["dat_p99"]
+		raw[key " p99"] = f["raw_p99"]
+		sock[key " p99"] = f["sock_p99"]
+		tcp[key " ms"] = steps(f["dat2_slow"], f["dat2_n"])
+		ofi[key " ms"] = steps(f["dat_slow"], f["dat_n"])
+		raw[key " ms"] = steps(f["raw_slow"], f["raw_n"])
+		sock[key " ms"] = steps(f["sock_slow"], f["sock_n"])
+	}
 }
 END {
 	if (mt_n == "")
@@ -245,6 +297,26 @@ END {
 	      "8 B Send ping-pong, blocking|" \
 	      "8 B Send ping-pong, " mt_n " threads polling on " mt_cpus " cores|" \
 	      "  the same, time(" mt_n " threads)/time(1)", names, "|")
+	# what legacy MPIs over uDAPL do: each round pattern with its p99
+	# and its rounds over 1 ms
+	m = split("write_poll poll 8|write_poll poll 4096|write_poll poll 65536|" \
+		  "read_evd poll 8|read_mem poll 8|write_evd poll 8|write_mem poll 8", rkeys, "|")
+	split("RDMA Write into a polled ring, 8 B|  the same, 4 KiB|  the same, 64 KiB|" \
+	      "8 B RDMA Read, target spins on an EVD|8 B RDMA Read, target spins on memory|" \
+	      "8 B RDMA Write, target spins on an EVD|8 B RDMA Write, target spins on memory",
+	      rnames, "|")
+	for (k = 1; k <= m; k++) {
+		keys[++n] = rkeys[k]
+		names[n] = rnames[k]
+		keys[++n] = rkeys[k] " p99"
+		names[n] = "    p99"
+		keys[++n] = rkeys[k] " ms"
+		names[n] = "    rounds over 1 ms, of all"
+	}
+	keys[++n] = "window poll 8"
+	names[n] = "8 B Sends, a window of 64, polling"
+	keys[++n] = "cycle block 8"
+	names[n] = "connect+accept+8 B message+disconnect"
 	tcp["mt growth"] = growth(tcp["mt n"], tcp["mt 1"])
 	ofi["mt growth"] = growth(ofi["mt n"], ofi["mt 1"])
 	raw["mt growth"] = growth(raw["mt n"], raw["mt 1"])
@@ -265,7 +337,8 @@ END {
 	       "tcp/ofi-tcp"
 	for (k = 1; k <= n; k++) {
 		key = keys[k]
-		bw = key ~ /_bw/ ? 1 : key == "mt growth" ? 2 : 0
+		bw = key ~ /_bw/ ? 1 : key == "mt growth" ? 2 : key ~ /^window/ ? 3 : \
+		     key ~ / ms$/ ? 4 : 0
 		t = tcp_note != "" ? "n/a" : tcp[key]
 		s = sock[key]
 		mark = ""
@@ -274,10 +347,15 @@ END {
 			if (s != "" && s != "-")
 				mark = "*"
 		}
+		if (key ~ /^(write_poll|read_evd|read_mem|write_evd|write_mem) [a-z]+ [0-9]+$/ && s != "" && s != "-")
+			mark = "+"
+		# counts have no ratio
+		rt = t == "n/a" ? t : bw == 4 ? "-" : ratio(t, s)
+		ro = bw == 4 ? "-" : ratio(ofi[key], raw[key])
+		rto = t == "n/a" ? t : bw == 4 ? "-" : ratio(t, ofi[key])
 		printf namefmt " %12s %12s %12s %13s %11s %12s %12s\n", names[k],
 		       t == "n/a" ? t : val(t, bw), val(s, bw) mark, val(ofi[key], bw),
-		       val(raw[key], bw), t == "n/a" ? t : ratio(t, s),
-		       ratio(ofi[key], raw[key]), t == "n/a" ? t : ratio(t, ofi[key])
+		       val(raw[key], bw), rt, ro, rto
 	}
 	if (ca_n != "") {
 		split(ca_n " connections at once, per conn|memory per connected EP (client)",
@@ -301,6 +379,18 @@ END {
 	print ""
 	print "* socket: the send/recv figure of the same size (sockets have no RDMA Write)"
 	print "latency (us): a ratio above 1 is slower; bandwidth (GB/s): below 1 is slower"
+	if (handoff != "") {
+		printf "+ socket: the busy-polled send/recv ping-pong of the same size (RDMA Write" \
+		       " into a ring: its half round trip; RDMA Read/Write: its whole round trip)" \
+		       " plus one thread hand-off, %.2f us (an eventfd ping-pong between two" \
+		       " threads, half round trip); p99 rows: the socket alone\n", handoff
+		print "RDMA Write into a ring: half round trip per round; RDMA Read/Write: per" \
+		      " operation, the initiator waiting for each completion; rounds over 1 ms:" \
+		      " whole rounds, all repetitions (\"no millisecond steps\": fewer than 1 in 10,000)"
+		print "window: millions of 8 B messages per second, a ratio below 1 is slower"
+	}
+	if (mpi_note != "")
+		print "note: " mpi_note
 	if (ofi["mt n"] != "" || raw["mt n"] != "") {
 		print "threads: us = wall time until all " mt_n " threads (each side) are done / round trips" \
 		      " per thread, a whole round trip; not pinned"

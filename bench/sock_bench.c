@@ -49,7 +49,7 @@ struct sock_conn {
 	size_t pend_off;                /* bytes of the head already sent */
 	int done;                       /* completed, not yet reaped */
 	/* posted receive slots, in order */
-	int slot[BENCH_NRECV];
+	int slot[BENCH_NRECV + BENCH_NSMALL];
 	unsigned slot_head, slot_n;
 	size_t rx_off;                  /* bytes of the head already read */
 };
@@ -257,9 +257,10 @@ static void sock_post_recv(struct bench_conn *c, int slot)
 {
 	struct sock_conn *s = sc_of(c);
 
-	if (s->slot_n == BENCH_NRECV)
-		bench_die(BENCH_EXIT_FAIL, "sock: more than %d receives posted", BENCH_NRECV);
-	s->slot[(s->slot_head + s->slot_n) % BENCH_NRECV] = slot;
+	if (s->slot_n == BENCH_NRECV + BENCH_NSMALL)
+		bench_die(BENCH_EXIT_FAIL, "sock: more than %d receives posted",
+			  BENCH_NRECV + BENCH_NSMALL);
+	s->slot[(s->slot_head + s->slot_n) % (BENCH_NRECV + BENCH_NSMALL)] = slot;
 	s->slot_n++;
 }
 
@@ -283,18 +284,19 @@ static int sock_get_rx(struct bench_conn *c, size_t expect, int *slot,
 {
 	struct sock_conn *s = sc_of(c);
 	uint8_t *dst;
+	size_t room;
 	ssize_t n;
 
 	if (s->slot_n == 0)
 		bench_die(BENCH_EXIT_FAIL, "sock: a receive with no buffer posted");
-	if (expect > c->max_size)
-		bench_die(BENCH_EXIT_FAIL, "sock: a %zu-byte receive, buffers hold %zu",
-			  expect, c->max_size);
+	dst = bench_slot(c, s->slot[s->slot_head], &room);
+	if (expect > room)
+		bench_die(BENCH_EXIT_FAIL, "sock: a %zu-byte receive, the buffer holds %zu",
+			  expect, room);
 	/* our own message first: the peer answers only once it has all of
 	 * it (a ping-pong of large messages) */
 	if (s->pend_n > 0)
 		tx_progress(c, w == BENCH_BLOCK);
-	dst = c->ring + (size_t)s->slot[s->slot_head] * c->max_size;
 	while (s->rx_off < expect) {
 		n = recv(s->fd, dst + s->rx_off, expect - s->rx_off,
 			 w == BENCH_POLL ? MSG_DONTWAIT : 0);
@@ -312,12 +314,14 @@ static int sock_get_rx(struct bench_conn *c, size_t expect, int *slot,
 	*slot = s->slot[s->slot_head];
 	*len = expect;
 	s->rx_off = 0;
-	s->slot_head = (s->slot_head + 1) % BENCH_NRECV;
+	s->slot_head = (s->slot_head + 1) % (BENCH_NRECV + BENCH_NSMALL);
 	s->slot_n--;
 	return 1;
 }
 
-static void sock_setup(struct bench_conn *c, int client, size_t pdata)
+/* first: the client's first message, sent after the reply; the server
+ * reads it before it waits for the EOF. */
+static void sock_setup(struct bench_conn *c, int client, size_t pdata, size_t first)
 {
 	struct sock_conn *s = sc_of(c);
 	uint8_t msg[SOCK_CM_MAX];
@@ -326,7 +330,7 @@ static void sock_setup(struct bench_conn *c, int client, size_t pdata)
 	ssize_t n;
 	int fd;
 
-	if (len > sizeof(msg))
+	if (len > sizeof(msg) || first > sizeof(msg))
 		bench_die(BENCH_EXIT_FAIL, "sock: a %zu-byte handshake (at most %zu)", len,
 			  sizeof(msg));
 	memset(msg, 0x5a, len);
@@ -340,6 +344,8 @@ static void sock_setup(struct bench_conn *c, int client, size_t pdata)
 			sock_fail("connect");
 		write_full(fd, msg, len);
 		read_full(fd, msg, len);
+		if (first)
+			write_full(fd, msg, first);
 		/* close(), as a program would: a FIN, the server closes on it */
 		close(fd);
 		return;
@@ -350,6 +356,8 @@ static void sock_setup(struct bench_conn *c, int client, size_t pdata)
 	nodelay(fd);
 	read_full(fd, msg, len);
 	write_full(fd, msg, len);
+	if (first)
+		read_full(fd, msg, first);
 	do
 		n = recv(fd, msg, sizeof(msg), 0);
 	while (n < 0 && errno == EINTR);

@@ -1,6 +1,7 @@
 /* The one seam between the uDAPL core (udapl/) and a transport
- * (providers/ofi over libfabric FI_EP_MSG, providers/verbs over rdma_cm +
- * libibverbs).
+ * (providers/tcp, iWARP over kernel TCP sockets; providers/ofi over
+ * libfabric FI_EP_MSG; providers/verbs over rdma_cm + libibverbs).  See
+ * ARCHITECTURE.md for who makes progress on what.
  *
  * The core owns every DAT rule: handles, states, which event goes to which
  * EVD, thresholds and timeouts (including the connect timeout: transports
@@ -24,8 +25,8 @@
  *    takes no transport-wide lock.
  *  - The data path (post_*, cq_poll) allocates nothing.
  *
- * Status: this is the interface the ofi and verbs providers implement
- * (issues "uDAPL core ... part 1/2" and "The verbs provider"). */
+ * Every provider implements it; test/unit/test_transport.c checks each
+ * ops table against it. */
 #ifndef UDAPL_TRANSPORT_H
 #define UDAPL_TRANSPORT_H
 

@@ -772,13 +772,15 @@ START_TEST(cno_skips_the_evd_its_waiter_reaped)
 	int64_t v;
 	int i;
 
+	/* the peer first: a child forked with our objects made would hold
+	 * copies it never frees (LeakSanitizer) */
+	hx_spawn(&peer, "echo peer", cno_echo_peer, NULL);
 	hx_ia_open(&x);
 	HX_OK(dat_cno_create(x.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	dep_create_cno(&sv, cno, true);
 	mem_create(&src, 64, ALL_LOCAL);
 	mem_create(&dst, 64, ALL_LOCAL);
 	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
-	hx_spawn(&peer, "echo peer", cno_echo_peer, NULL);
 	v = (int64_t)qual;
 	hx_send(&peer, MSG_QUAL, &v, 1, NULL, 0);
 	cr = hx_wait_cr(x.cr, &arr);

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 #include "handle.h"
 #include "transport.h"

@@ -3,7 +3,7 @@
 #ifndef UDAPL_ENTRY_H
 #define UDAPL_ENTRY_H
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 /* provider.c: the provider library's two exported symbols */
 void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params);

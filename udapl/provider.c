@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dat/dat_registry.h>
+#include "dat_gen.h"
 
 #include "core.h"
 #include "entry.h"

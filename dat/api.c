@@ -178,6 +178,11 @@ DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask,
 	if (!p)
 		return BAD_HANDLE(DAT_INVALID_HANDLE_CNO);
 	rc = p->cno_query_func(cno_handle, mask, param);
+#if DAT_GEN == 2
+	/* 2.0's DAT_CNO_FIELD_ALL (0x4) does not contain IA_HANDLE (0x1) */
+	if (mask & DAT_CNO_FIELD_ALL)
+		mask |= DAT_CNO_FIELD_IA_HANDLE;
+#endif
 	if (rc == DAT_SUCCESS && param && (mask & DAT_CNO_FIELD_IA_HANDLE))
 		param->ia_handle = dat_ia_to_consumer(param->ia_handle);
 	return rc;

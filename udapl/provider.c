@@ -109,8 +109,7 @@ static const DAT_PROVIDER dapl_table = {
 DAT_RETURN dapl_handle_extendedop(DAT_HANDLE h, DAT_EXTENDED_OP op,
 				  va_list args)
 {
-	(void)h; (void)args;
-	dapl_log("dat_extension_op: operation %d", (int)op);
+	(void)h; (void)op; (void)args;
 	return dapl_not_implemented("dat_extension_op",
 				    "this provider offers no DAT 2.0 extensions");
 }

@@ -40,6 +40,11 @@ DAT_RETURN dapl_rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out)
 	rmr->pz = pz;
 	rmr->param.ia_handle = ia;
 	rmr->param.pz_handle = pz;
+#if DAT_GEN == 2
+	/* bound through any EP of its PZ, as the provider attributes say */
+	rmr->param.rmr_scope = DAT_RMR_SCOPE_PZ;
+	rmr->param.va_type = DAT_VA_TYPE_VA;
+#endif
 	pthread_mutex_lock(&ia->lock);
 	pz->users++;
 	rmr->next = ia->rmrs;

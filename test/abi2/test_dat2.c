@@ -36,6 +36,8 @@ int main(void)
 	DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
 	DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
 	DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+	DAT_RMR_HANDLE rmr = DAT_HANDLE_NULL;
+	DAT_RMR_PARAM rparam;
 	DAT_REGION_DESCRIPTION region;
 	DAT_LMR_CONTEXT lctx;
 	DAT_RMR_CONTEXT rctx;
@@ -80,6 +82,7 @@ int main(void)
 	CHECK(ia_attr.zb_supported == DAT_FALSE);
 	CHECK(ia_attr.max_message_size > 0);
 	CHECK(pattr.ha_supported == DAT_FALSE);
+	CHECK(pattr.rmr_scope_supported == DAT_RMR_SCOPE_PZ);
 
 	/* extensions: the IA's provider answers, not implemented yet */
 	CHECK(DAT_GET_TYPE(dat_extension_op(ia, 0)) == DAT_NOT_IMPLEMENTED);
@@ -101,6 +104,14 @@ int main(void)
 		CHECK(lparam.ia_handle == ia);
 		CHECK(dat_lmr_free(lmr) == DAT_SUCCESS);
 	}
+
+	/* an RMR says the scope the provider attributes give */
+	CHECK(dat_rmr_create(pz, &rmr) == DAT_SUCCESS);
+	memset(&rparam, 0xff, sizeof(rparam));
+	CHECK(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rparam) == DAT_SUCCESS);
+	CHECK(rparam.rmr_scope == DAT_RMR_SCOPE_PZ);
+	CHECK(rparam.va_type == DAT_VA_TYPE_VA);
+	CHECK(dat_rmr_free(rmr) == DAT_SUCCESS);
 
 	/* 2.0's CNO masks: ALL (0x4) is a bit of its own */
 	CHECK(dat_cno_create(ia, no_agent, &cno) == DAT_SUCCESS);

@@ -6,9 +6,10 @@
  * pointer for an IA.  The registry calls themselves live in registry.c. */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 #include "object_memory.h"
 #include "registry.h"
@@ -123,6 +124,27 @@ DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type)
 	return p->get_handle_type_func(handle, type);
 }
 
+#if DAT_GEN == 2
+/* DAT 2.0 extensions: the operation and its arguments go to the provider
+ * owning handle (any handle, an IA's too) as a va_list, slot 80.  A
+ * provider of ours registers a u2.0 table, so the slot is there. */
+DAT_RETURN dat_extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op, ...)
+{
+	DAT_PROVIDER *p = any_owner(&handle);
+	DAT_RETURN rc;
+	va_list args;
+
+	if (!p)
+		return BAD_HANDLE(DAT_INVALID_HANDLE1);
+	if (!p->handle_extendedop_func)
+		return DAT_ERROR(DAT_NOT_IMPLEMENTED, DAT_NO_SUBTYPE);
+	va_start(args, op);
+	rc = p->handle_extendedop_func(handle, op, args);
+	va_end(args);
+	return rc;
+}
+#endif
+
 /* ------------------------------------------------------------------------
  * CNO */
 
@@ -156,6 +178,11 @@ DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask,
 	if (!p)
 		return BAD_HANDLE(DAT_INVALID_HANDLE_CNO);
 	rc = p->cno_query_func(cno_handle, mask, param);
+#if DAT_GEN == 2
+	/* 2.0's DAT_CNO_FIELD_ALL (0x4) does not contain IA_HANDLE (0x1) */
+	if (mask & DAT_CNO_FIELD_ALL)
+		mask |= DAT_CNO_FIELD_IA_HANDLE;
+#endif
 	if (rc == DAT_SUCCESS && param && (mask & DAT_CNO_FIELD_IA_HANDLE))
 		param->ia_handle = dat_ia_to_consumer(param->ia_handle);
 	return rc;
@@ -205,6 +232,18 @@ DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle,
 				 private_data);
 }
 
+#if DAT_GEN == 2
+/* DAT 2.0: a reject may carry private data. */
+DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT private_data_size,
+			 const DAT_PVOID private_data)
+{
+	DAT_PROVIDER *p = owner_of(cr_handle);
+
+	if (!p)
+		return BAD_HANDLE(DAT_INVALID_HANDLE_CR);
+	return p->cr_reject_func(cr_handle, private_data_size, private_data);
+}
+#else
 DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle)
 {
 	DAT_PROVIDER *p = owner_of(cr_handle);
@@ -213,6 +252,7 @@ DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle)
 		return BAD_HANDLE(DAT_INVALID_HANDLE_CR);
 	return p->cr_reject_func(cr_handle);
 }
+#endif
 
 DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL handoff)
 {
@@ -571,6 +611,9 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type,
 			  DAT_REGION_DESCRIPTION region_description,
 			  DAT_VLEN length, DAT_PZ_HANDLE pz_handle,
 			  DAT_MEM_PRIV_FLAGS privileges,
+#if DAT_GEN == 2
+			  DAT_VA_TYPE va_type,
+#endif
 			  DAT_LMR_HANDLE *lmr_handle,
 			  DAT_LMR_CONTEXT *lmr_context,
 			  DAT_RMR_CONTEXT *rmr_context,
@@ -583,9 +626,12 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type,
 	if (!dat_ia_resolve(ia_handle, &ia, &p))
 		return BAD_HANDLE(DAT_INVALID_HANDLE_IA);
 	return p->lmr_create_func(ia, mem_type, region_description, length,
-				  pz_handle, privileges, lmr_handle,
-				  lmr_context, rmr_context, registered_length,
-				  registered_address);
+				  pz_handle, privileges,
+#if DAT_GEN == 2
+				  va_type,
+#endif
+				  lmr_handle, lmr_context, rmr_context,
+				  registered_length, registered_address);
 }
 
 DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask,
@@ -661,6 +707,24 @@ DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr_handle, DAT_RMR_PARAM_MASK mask,
 	return rc;
 }
 
+#if DAT_GEN == 2
+/* DAT 2.0: the LMR and the address type are named too. */
+DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle, DAT_LMR_HANDLE lmr_handle,
+			const DAT_LMR_TRIPLET *lmr_triplet,
+			DAT_MEM_PRIV_FLAGS mem_privileges, DAT_VA_TYPE va_type,
+			DAT_EP_HANDLE ep_handle, DAT_RMR_COOKIE user_cookie,
+			DAT_COMPLETION_FLAGS completion_flags,
+			DAT_RMR_CONTEXT *rmr_context)
+{
+	DAT_PROVIDER *p = owner_of(rmr_handle);
+
+	if (!p)
+		return BAD_HANDLE(DAT_INVALID_HANDLE_RMR);
+	return p->rmr_bind_func(rmr_handle, lmr_handle, lmr_triplet,
+				mem_privileges, va_type, ep_handle,
+				user_cookie, completion_flags, rmr_context);
+}
+#else
 DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle,
 			const DAT_LMR_TRIPLET *lmr_triplet,
 			DAT_MEM_PRIV_FLAGS mem_privileges,
@@ -676,6 +740,7 @@ DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle,
 				ep_handle, user_cookie, completion_flags,
 				rmr_context);
 }
+#endif
 
 DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr_handle)
 {

@@ -14,9 +14,15 @@
 
 #include <stddef.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
+/* One node per generation: a u2.0 provider must announce to libdat2.so.2
+ * even in a process that also has libdat.so.1 loaded. */
+#if DAT_GEN == 2
+#define LIBDAT_PRIVATE_VERSION "LIBDAT2_PRIVATE_1"
+#else
 #define LIBDAT_PRIVATE_VERSION "LIBDAT_PRIVATE_1"
+#endif
 
 /* [base, base + readable) holds provider objects and stays readable for
  * the rest of the process (never unmapped, never made inaccessible).

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 #include "conf.h"
 #include "confpath.h"
@@ -388,6 +388,16 @@ DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider,
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	if (!info || !info_name_ok(info->ia_name))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+#if DAT_GEN == 2
+	/* Only 2.0 tables have the 81 slots libdat2 dispatches through. */
+	if (info->dapl_version_major != DAT_VERSION_MAJOR) {
+		dat_log(DAT_LOG_ERROR, "%s u%u.%u: not a DAT %d provider; "
+			"refused", info->ia_name,
+			(unsigned)info->dapl_version_major,
+			(unsigned)info->dapl_version_minor, DAT_VERSION_MAJOR);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+#endif
 
 	pthread_mutex_lock(&reg_lock);
 	if (dr_find_locked(info)) {
@@ -441,6 +451,16 @@ DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	if (!info || !info_name_ok(info->ia_name))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+#if DAT_GEN == 2
+	/* Only 2.0 tables have the 81 slots libdat2 dispatches through. */
+	if (info->dapl_version_major != DAT_VERSION_MAJOR) {
+		dat_log(DAT_LOG_ERROR, "%s u%u.%u: not a DAT %d provider; "
+			"refused", info->ia_name,
+			(unsigned)info->dapl_version_major,
+			(unsigned)info->dapl_version_minor, DAT_VERSION_MAJOR);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+#endif
 
 	pthread_mutex_lock(&reg_lock);
 	d = dr_find_locked(info);
@@ -787,6 +807,17 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (!ia_handle)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+#if DAT_GEN == 2
+	/* A u1.2 line names a library with a 70-slot table of other
+	 * signatures: never loaded for a libdat2 consumer. */
+	if (dapl_major != DAT_VERSION_MAJOR) {
+		dat_log(DAT_LOG_ERROR, "dat_ia_open(\"%s\"): this libdat2 opens "
+			"DAT %d entries only, not %u.%u", name,
+			DAT_VERSION_MAJOR, (unsigned)dapl_major,
+			(unsigned)dapl_minor);
+		return DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_MAJOR_NOT_FOUND);
+	}
+#endif
 
 	sr_ensure_loaded();
 	memset(&key, 0, sizeof(key));

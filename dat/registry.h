@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 /* IA handles given to consumers are the integers 1 .. DAT_IA_HANDLE_LIMIT-1.
  * No object of any provider lives that low in the address space (Linux maps

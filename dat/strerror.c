@@ -7,7 +7,7 @@
  * from its constant.
  */
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 /* Types 0x0000 .. 0x0014 (value >> 16); DAT_NOT_IMPLEMENTED is apart. */
 #define TYPE_INDEX(t)	((DAT_UINT32)(t) >> 16)
@@ -36,12 +36,22 @@ static const char *const type_names[] = {
 	[TYPE_INDEX(DAT_INVALID_ADDRESS)]	= "DAT_INVALID_ADDRESS",
 	[TYPE_INDEX(DAT_INTERRUPTED_CALL)]	= "DAT_INTERRUPTED_CALL",
 	[TYPE_INDEX(DAT_CONN_QUAL_UNAVAILABLE)]	= "DAT_CONN_QUAL_UNAVAILABLE",
+#if DAT_GEN == 2
+	[TYPE_INDEX(DAT_RESERVED_LMR)]		= "DAT_RESERVED_LMR",
+	[TYPE_INDEX(DAT_PORT_IN_USE)]		= "DAT_PORT_IN_USE",
+	[TYPE_INDEX(DAT_COMM_NOT_SUPPORTED)]	= "DAT_COMM_NOT_SUPPORTED",
+#endif
 };
 
 #define N_TYPES	(sizeof(type_names) / sizeof(type_names[0]))
 
+#if DAT_GEN == 2
+_Static_assert(N_TYPES == TYPE_INDEX(DAT_COMM_NOT_SUPPORTED) + 1,
+	       "type table must cover every contiguous DAT 2.0 type");
+#else
 _Static_assert(N_TYPES == TYPE_INDEX(DAT_CONN_QUAL_UNAVAILABLE) + 1,
 	       "type table must cover every contiguous DAT 1.2 type");
+#endif
 
 static const char *const subtype_names[] = {
 	[DAT_NO_SUBTYPE]			= "DAT_NO_SUBTYPE",
@@ -67,6 +77,9 @@ static const char *const subtype_names[] = {
 	[DAT_INVALID_HANDLE_RSP]		= "DAT_INVALID_HANDLE_RSP",
 	[DAT_INVALID_HANDLE_CR]			= "DAT_INVALID_HANDLE_CR",
 	[DAT_INVALID_HANDLE_CNO]		= "DAT_INVALID_HANDLE_CNO",
+#if DAT_GEN == 2
+	[DAT_INVALID_HANDLE_CSP]		= "DAT_INVALID_HANDLE_CSP",
+#endif
 	[DAT_INVALID_HANDLE_EVD_CR]		= "DAT_INVALID_HANDLE_EVD_CR",
 	[DAT_INVALID_HANDLE_EVD_REQUEST]	=
 		"DAT_INVALID_HANDLE_EVD_REQUEST",
@@ -167,6 +180,10 @@ static const char *const subtype_names[] = {
 		"DAT_INVALID_STATE_SRQ_OPERATIONAL",
 	[DAT_INVALID_STATE_SRQ_ERROR]		= "DAT_INVALID_STATE_SRQ_ERROR",
 	[DAT_INVALID_STATE_SRQ_IN_USE]		= "DAT_INVALID_STATE_SRQ_IN_USE",
+#if DAT_GEN == 2
+	[DAT_INVALID_STATE_SRQ_SHUTDOWN]	=
+		"DAT_INVALID_STATE_SRQ_SHUTDOWN",
+#endif
 
 	[DAT_PRIVILEGES_READ]			= "DAT_PRIVILEGES_READ",
 	[DAT_PRIVILEGES_WRITE]			= "DAT_PRIVILEGES_WRITE",
@@ -193,7 +210,11 @@ static const char *const subtype_names[] = {
 
 #define N_SUBTYPES	(sizeof(subtype_names) / sizeof(subtype_names[0]))
 
+#if DAT_GEN == 2
+_Static_assert(N_SUBTYPES == 104, "DAT 2.0 has exactly 104 subtypes");
+#else
 _Static_assert(N_SUBTYPES == 102, "DAT 1.2 has exactly 102 subtypes");
+#endif
 _Static_assert(N_SUBTYPES == DAT_THREAD_SAFETY_NOT_FOUND + 1,
 	       "subtype table must end at the last DAT 1.2 subtype");
 

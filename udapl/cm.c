@@ -653,15 +653,18 @@ DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 	return DAT_SUCCESS;
 }
 
-DAT_RETURN dapl_cm_reject(struct dapl_cr *cr)
+DAT_RETURN dapl_cm_reject(struct dapl_cr *cr, DAT_COUNT size,
+			   const void *pdata)
 {
 	struct dapl_ia *ia = cr->ia;
-	uint8_t buf[DAPL_WIRE_HDR_LEN];
+	uint8_t buf[CM_BUF_LEN];
 	size_t len;
 
 	/* A consumer reject still carries our header: its presence is what
 	 * tells the peer "your peer refused" from "nobody listens". */
-	len = dapl_wire_encode(buf, sizeof(buf), 0, NULL, NULL, 0);
+	len = dapl_wire_encode(buf, sizeof(buf), 0, NULL, pdata, (size_t)size);
+	if (!len)	/* (dapl_cr_reject checked the size) */
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
 	ia->ops->reject(cr->conn, buf, len);
 	cr->conn = NULL;
 	dapl_cr_destroy(cr);

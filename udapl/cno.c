@@ -309,15 +309,33 @@ DAT_RETURN dapl_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK mask,
 
 	if (!cno)
 		return ERR_HANDLE_CNO;
+#if DAT_GEN == 2
+	/* 2.0's values: PROXY (0x3) is IA_HANDLE | PROXY_TYPE, and ALL
+	 * (0x4) is a bit of its own that means every field. */
+	if (mask & ~(DAT_CNO_FIELD_PROXY | DAT_CNO_FIELD_ALL))
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (mask & DAT_CNO_FIELD_ALL)
+		mask = DAT_CNO_FIELD_PROXY;
+#else
 	if (mask & ~DAT_CNO_FIELD_ALL)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+#endif
 	if (!param)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	pthread_mutex_lock(&cno->lock);
 	if (mask & DAT_CNO_FIELD_IA_HANDLE)
 		param->ia_handle = (DAT_IA_HANDLE)cno->ia;
+#if DAT_GEN == 2
+	/* only dat_cno_create's agent: cno_fd_create is not implemented */
+	if (mask & DAT_CNO_FIELD_PROXY_TYPE) {
+		param->proxy_type = cno->agent.proxy_agent_func ?
+			DAT_PROXY_TYPE_AGENT : DAT_PROXY_TYPE_NONE;
+		param->proxy.agent = cno->agent;
+	}
+#else
 	if (mask & DAT_CNO_FIELD_AGENT)
 		param->agent = cno->agent;
+#endif
 	pthread_mutex_unlock(&cno->lock);
 	return DAT_SUCCESS;
 }
@@ -502,3 +520,20 @@ DAT_RETURN dapl_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout,
 	dapl_ia_unpin(ia);
 	return ret;
 }
+
+#if DAT_GEN == 2
+DAT_RETURN dapl_cno_fd_create(DAT_IA_HANDLE ia, DAT_FD *fd,
+			      DAT_CNO_HANDLE *cno)
+{
+	(void)ia; (void)fd; (void)cno;
+	return dapl_not_implemented("dat_cno_fd_create",
+				    "CNOs wake through dat_cno_wait or an agent, not a file descriptor");
+}
+
+DAT_RETURN dapl_cno_fd_trigger(DAT_CNO_HANDLE cno, DAT_EVD_HANDLE *evd)
+{
+	(void)cno; (void)evd;
+	return dapl_not_implemented("dat_cno_trigger",
+				    "only for CNOs of dat_cno_fd_create");
+}
+#endif

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 #include "handle.h"
 #include "transport.h"
@@ -438,7 +438,9 @@ DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 			   DAT_COUNT pdata_size, const void *pdata);
 DAT_RETURN dapl_cm_accept(struct dapl_cr *cr, struct dapl_ep *ep,
 			  DAT_COUNT pdata_size, const void *pdata);
-DAT_RETURN dapl_cm_reject(struct dapl_cr *cr);
+/* pdata: the consumer's reject private data (DAT 2.0; none in 1.2) */
+DAT_RETURN dapl_cm_reject(struct dapl_cr *cr, DAT_COUNT pdata_size,
+			  const void *pdata);
 DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags);
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -452,6 +454,9 @@ uint64_t dapl_now_ns(void);
 /* One line to stderr/syslog, gated like libdat's own messages
  * (DAT_DBG_TYPE, DAT_DBG_DEST); prefixed "libdat: ". */
 void dapl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* DAT_NOT_IMPLEMENTED for a DAT 2.0 call the core does not offer yet,
+ * after one line saying which call and why. */
+DAT_RETURN dapl_not_implemented(const char *call, const char *why);
 /* dapl_dbg (transport.h): the same, for a DAT_DBG_TYPE bit. */
 
 /* ---- compat.c: DAT_STRICT and the OpenFabrics-era behaviours (libdat(7)) -- */
@@ -496,6 +501,13 @@ DAT_RETURN dapl_evd_free(DAT_EVD_HANDLE evd);
 DAT_RETURN dapl_evd_set_unwaitable(DAT_EVD_HANDLE evd);
 DAT_RETURN dapl_evd_clear_unwaitable(DAT_EVD_HANDLE evd);
 
+#if DAT_GEN == 2
+/* DAT 2.0's dat_cno_fd_create and dat_cno_trigger (the core has a
+ * dapl_cno_trigger of its own), not implemented */
+DAT_RETURN dapl_cno_fd_create(DAT_IA_HANDLE ia, DAT_FD *fd,
+			      DAT_CNO_HANDLE *cno);
+DAT_RETURN dapl_cno_fd_trigger(DAT_CNO_HANDLE cno, DAT_EVD_HANDLE *evd);
+#endif
 DAT_RETURN dapl_cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent,
 			   DAT_CNO_HANDLE *cno);
 DAT_RETURN dapl_cno_modify_agent(DAT_CNO_HANDLE cno,

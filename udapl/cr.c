@@ -134,18 +134,36 @@ out:
 	return rc;
 }
 
+#if DAT_GEN == 2
+DAT_RETURN dapl_cr_reject(DAT_CR_HANDLE h, DAT_COUNT size,
+			  const DAT_PVOID pdata)
+#else
 DAT_RETURN dapl_cr_reject(DAT_CR_HANDLE h)
+#endif
 {
 	struct dapl_cr *cr = cr_get(h);
 	struct dapl_ia *ia;
 	DAT_RETURN rc;
+#if DAT_GEN == 1
+	const DAT_COUNT size = 0;
+	const void *const pdata = NULL;
+#endif
 
 	if (!cr)
 		return BAD_CR;
 	/* the reject frees the CR: its IA is read first */
 	ia = cr->ia;
+	if (size < 0 ||
+	    (size_t)size > dapl_wire_max_consumer(ia->dev_attr.max_pdata_reject)) {
+		dapl_log("dat_cr_reject: %d bytes of private data; this provider carries at most %d",
+			 (int)size,
+			 (int)dapl_wire_max_consumer(ia->dev_attr.max_pdata_reject));
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	}
+	if (size > 0 && !pdata)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	pthread_mutex_lock(&ia->lock);
-	rc = cr_get(h) ? dapl_cm_reject(cr) : BAD_CR;
+	rc = cr_get(h) ? dapl_cm_reject(cr, size, pdata) : BAD_CR;
 	pthread_mutex_unlock(&ia->lock);
 	return rc;
 }

@@ -26,6 +26,13 @@
 
 enum dto_kind { DTO_SEND, DTO_RECV, DTO_READ, DTO_WRITE, DTO_BIND };
 
+/* The remote address of an RMR triplet: DAT 2.0 renamed the member. */
+#if DAT_GEN == 2
+#define RMR_TRIPLET_ADDRESS(t) ((t)->virtual_address)
+#else
+#define RMR_TRIPLET_ADDRESS(t) ((t)->target_address)
+#endif
+
 struct dapl_dto_slot {
 	atomic_bool busy;
 	uint8_t kind;
@@ -182,6 +189,19 @@ static DAT_DTO_COMPLETION_STATUS wc_status(enum dapl_twc_status st)
 	}
 }
 
+#if DAT_GEN == 2
+/* DAT 2.0 completions say which operation completed. */
+static DAT_DTOS dto_operation(enum dto_kind kind)
+{
+	switch (kind) {
+	case DTO_RECV: return DAT_DTO_RECEIVE;
+	case DTO_READ: return DAT_DTO_RDMA_READ;
+	case DTO_WRITE: return DAT_DTO_RDMA_WRITE;
+	default: return DAT_DTO_SEND;
+	}
+}
+#endif
+
 /* An SRQ receive's completion: it names the EP that took it. */
 static bool srq_wc_to_event(struct dapl_evd *evd, struct dapl_dto_slot *sl,
 			    const struct dapl_twc *wc, DAT_EVENT *ev,
@@ -201,6 +221,10 @@ static bool srq_wc_to_event(struct dapl_evd *evd, struct dapl_dto_slot *sl,
 	d->user_cookie = sl->cookie;
 	d->status = status;
 	d->transfered_length = status == DAT_DTO_SUCCESS ? wc->byte_len : 0;
+#if DAT_GEN == 2
+	d->operation = DAT_DTO_RECEIVE;
+	d->rmr_context = 0;
+#endif
 	atomic_fetch_add(&sl->table->held, 1);
 	*hold = sl;
 	return true;
@@ -243,6 +267,10 @@ bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
 			d->transfered_length = sl->kind == DTO_RECV ?
 				(status == DAT_DTO_SUCCESS ? wc->byte_len : 0) :
 				sl->len;
+#if DAT_GEN == 2
+			d->operation = dto_operation(sl->kind);
+			d->rmr_context = 0;	/* no send with invalidate */
+#endif
 		}
 	}
 	slot_release(sl);
@@ -298,6 +326,11 @@ DAT_RETURN dapl_dto_sges(struct dapl_ia *ia, struct dapl_pz *pz, DAT_COUNT n,
 		k++;
 	}
 	*nsge = k;
+#if DAT_GEN == 2
+	/* a 2.0 completion reports the length in 32 bits */
+	if (*total > UINT32_MAX)
+		return DAT_ERROR(DAT_LENGTH_ERROR, 0);
+#endif
 	return DAT_SUCCESS;
 }
 
@@ -449,7 +482,7 @@ static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 	 * is never sent (libfabric 1.17's own target check wraps and would
 	 * copy there: dapl_ofi(3)). */
 	if (remote->segment_length &&
-	    remote->target_address > UINT64_MAX - (remote->segment_length - 1))
+	    RMR_TRIPLET_ADDRESS(remote) > UINT64_MAX - (remote->segment_length - 1))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	rc = request_prepare(ep, n, iov, flags, 6,
 			     read ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
@@ -467,13 +500,13 @@ static DAT_RETURN post_rdma(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 	sl->cookie = cookie;
 	if (read)
 		err = ep->ia->ops->post_rdma_read(ep->tep, sge, nsge,
-						  remote->target_address,
+						  RMR_TRIPLET_ADDRESS(remote),
 						  remote->rmr_context,
 						  (uint64_t)(uintptr_t)sl,
 						  tpost_flags(flags));
 	else
 		err = ep->ia->ops->post_rdma_write(ep->tep, sge, nsge,
-						   remote->target_address,
+						   RMR_TRIPLET_ADDRESS(remote),
 						   remote->rmr_context,
 						   (uint64_t)(uintptr_t)sl,
 						   tpost_flags(flags));
@@ -616,3 +649,32 @@ void dapl_dto_recv_query(const struct dapl_dto_slots *s, DAT_COUNT *nbufs,
 	if (span)
 		*span = bytes > INT32_MAX ? INT32_MAX : (DAT_COUNT)bytes;
 }
+
+#if DAT_GEN == 2
+/* Without invalidation this is a plain Send; invalidating the peer's RMR
+ * needs a transport operation none of ours has yet. */
+DAT_RETURN dapl_ep_post_send_with_invalidate(DAT_EP_HANDLE h, DAT_COUNT n,
+					     DAT_LMR_TRIPLET *iov,
+					     DAT_DTO_COOKIE cookie,
+					     DAT_COMPLETION_FLAGS flags,
+					     DAT_BOOLEAN invalidate,
+					     DAT_RMR_CONTEXT rmr_context)
+{
+	(void)rmr_context;
+	if (!invalidate)
+		return dapl_ep_post_send(h, n, iov, cookie, flags);
+	return dapl_not_implemented("dat_ep_post_send_with_invalidate",
+				    "no transport invalidates a remote RMR");
+}
+
+DAT_RETURN dapl_ep_post_rdma_read_to_rmr(DAT_EP_HANDLE h,
+					 const DAT_RMR_TRIPLET *local,
+					 DAT_DTO_COOKIE cookie,
+					 const DAT_RMR_TRIPLET *remote,
+					 DAT_COMPLETION_FLAGS flags)
+{
+	(void)h; (void)local; (void)cookie; (void)remote; (void)flags;
+	return dapl_not_implemented("dat_ep_post_rdma_read_to_rmr",
+				    "reads land in LMRs only (no RMR as local buffer)");
+}
+#endif

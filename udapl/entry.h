@@ -3,7 +3,9 @@
 #ifndef UDAPL_ENTRY_H
 #define UDAPL_ENTRY_H
 
-#include <dat/udat.h>
+#include <stdarg.h>
+
+#include "dat_gen.h"
 
 /* provider.c: the provider library's two exported symbols */
 void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params);
@@ -80,6 +82,9 @@ DAT_RETURN dapl_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
 DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
 			   DAT_REGION_DESCRIPTION desc, DAT_VLEN len,
 			   DAT_PZ_HANDLE pz, DAT_MEM_PRIV_FLAGS priv,
+#if DAT_GEN == 2
+			   DAT_VA_TYPE va_type,
+#endif
 			   DAT_LMR_HANDLE *lmr, DAT_LMR_CONTEXT *lmr_context,
 			   DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *reg_len,
 			   DAT_VADDR *reg_addr);
@@ -93,10 +98,18 @@ DAT_RETURN dapl_lmr_sync_rdma_write(DAT_IA_HANDLE ia,
 DAT_RETURN dapl_rmr_create(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr);
 DAT_RETURN dapl_rmr_query(DAT_RMR_HANDLE rmr, DAT_RMR_PARAM_MASK mask,
 			  DAT_RMR_PARAM *param);
+#if DAT_GEN == 2
+DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE rmr, DAT_LMR_HANDLE lmr,
+			 const DAT_LMR_TRIPLET *iov, DAT_MEM_PRIV_FLAGS priv,
+			 DAT_VA_TYPE va_type, DAT_EP_HANDLE ep,
+			 DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
+			 DAT_RMR_CONTEXT *rmr_context);
+#else
 DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE rmr, const DAT_LMR_TRIPLET *iov,
 			 DAT_MEM_PRIV_FLAGS priv, DAT_EP_HANDLE ep,
 			 DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
 			 DAT_RMR_CONTEXT *rmr_context);
+#endif
 DAT_RETURN dapl_rmr_free(DAT_RMR_HANDLE rmr);
 DAT_RETURN dapl_srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 			   DAT_SRQ_ATTR *attr, DAT_SRQ_HANDLE *srq);
@@ -130,7 +143,49 @@ DAT_RETURN dapl_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask,
 			 DAT_CR_PARAM *param);
 DAT_RETURN dapl_cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep,
 			  DAT_COUNT pdata_size, const DAT_PVOID pdata);
+#if DAT_GEN == 2
+DAT_RETURN dapl_cr_reject(DAT_CR_HANDLE cr, DAT_COUNT pdata_size,
+			  const DAT_PVOID pdata);
+#else
 DAT_RETURN dapl_cr_reject(DAT_CR_HANDLE cr);
+#endif
 DAT_RETURN dapl_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL qual);
+
+#if DAT_GEN == 2
+/* The DAT 2.0 slots 70-80, each in its object's file; those not offered
+ * yet return DAT_NOT_IMPLEMENTED (dapl_not_implemented). */
+/* csp.c */
+DAT_RETURN dapl_csp_create(DAT_IA_HANDLE ia, DAT_COMM *comm,
+			   DAT_IA_ADDRESS_PTR addr, DAT_EVD_HANDLE evd,
+			   DAT_CSP_HANDLE *csp);
+DAT_RETURN dapl_csp_query(DAT_CSP_HANDLE csp, DAT_CSP_PARAM_MASK mask,
+			  DAT_CSP_PARAM *param);
+DAT_RETURN dapl_csp_free(DAT_CSP_HANDLE csp);
+/* ep.c */
+DAT_RETURN dapl_ep_common_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
+				  DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+				  const DAT_PVOID pdata);
+/* rmr.c */
+DAT_RETURN dapl_rmr_create_for_ep(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr);
+/* dto.c */
+DAT_RETURN dapl_ep_post_send_with_invalidate(DAT_EP_HANDLE ep, DAT_COUNT n,
+					     DAT_LMR_TRIPLET *iov,
+					     DAT_DTO_COOKIE cookie,
+					     DAT_COMPLETION_FLAGS flags,
+					     DAT_BOOLEAN invalidate,
+					     DAT_RMR_CONTEXT rmr_context);
+DAT_RETURN dapl_ep_post_rdma_read_to_rmr(DAT_EP_HANDLE ep,
+					 const DAT_RMR_TRIPLET *local,
+					 DAT_DTO_COOKIE cookie,
+					 const DAT_RMR_TRIPLET *remote,
+					 DAT_COMPLETION_FLAGS flags);
+/* cno.c: in core.h */
+/* ia.c */
+DAT_RETURN dapl_ia_ha_related(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
+			      DAT_BOOLEAN *related);
+/* provider.c */
+DAT_RETURN dapl_handle_extendedop(DAT_HANDLE h, DAT_EXTENDED_OP op,
+				  va_list args);
+#endif
 
 #endif

@@ -880,3 +880,14 @@ DAT_RETURN dapl_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft,
 		return BAD_EP;
 	return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
 }
+
+#if DAT_GEN == 2
+DAT_RETURN dapl_ep_common_connect(DAT_EP_HANDLE ep, DAT_IA_ADDRESS_PTR addr,
+				  DAT_TIMEOUT timeout, DAT_COUNT pdata_size,
+				  const DAT_PVOID pdata)
+{
+	(void)ep; (void)addr; (void)timeout; (void)pdata_size; (void)pdata;
+	return dapl_not_implemented("dat_ep_common_connect",
+				    "no common (CSP) connection model yet; use dat_ep_connect");
+}
+#endif

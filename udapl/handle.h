@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"
 
 #define DAPL_MAGIC_DEAD 0xdead0bbeu
 

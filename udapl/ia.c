@@ -249,6 +249,19 @@ static DAT_COUNT clamp_count(uint64_t v)
 	return v > INT32_MAX ? INT32_MAX : (DAT_COUNT)v;
 }
 
+/* A size as the IA attributes hold it: DAT 2.0 has 32-bit segment
+ * lengths (DAT_SEG_LENGTH) where 1.2 had DAT_VLEN. */
+#if DAT_GEN == 2
+typedef DAT_SEG_LENGTH attr_len;
+#else
+typedef DAT_VLEN attr_len;
+#endif
+
+static attr_len clamp_seg(uint64_t v)
+{
+	return v > (attr_len)~(attr_len)0 ? (attr_len)~(attr_len)0 : (attr_len)v;
+}
+
 static void fill_ia_attr(struct dapl_ia *ia, DAT_IA_ATTR *a)
 {
 	const struct dapl_tdev_attr *d = &ia->dev_attr;
@@ -266,11 +279,11 @@ static void fill_ia_attr(struct dapl_ia *ia, DAT_IA_ATTR *a)
 	a->max_evd_qlen = clamp_count(d->max_cqe);
 	a->max_iov_segments_per_dto = clamp_count(d->max_sge);
 	a->max_lmrs = clamp_count(d->max_mr);
-	a->max_lmr_block_size = d->max_mr_size;
+	a->max_lmr_block_size = clamp_seg(d->max_mr_size);
 	a->max_lmr_virtual_address = UINT64_MAX;
 	a->max_pzs = clamp_count(d->max_pd);
-	a->max_message_size = d->max_msg_size;
-	a->max_rdma_size = d->max_rdma_size;
+	a->max_message_size = clamp_seg(d->max_msg_size);
+	a->max_rdma_size = clamp_seg(d->max_rdma_size);
 	a->max_rmrs = clamp_count(d->max_mw);
 	a->max_rmr_target_address = UINT64_MAX;
 	a->max_srqs = clamp_count(d->max_srq);
@@ -285,6 +298,11 @@ static void fill_ia_attr(struct dapl_ia *ia, DAT_IA_ATTR *a)
 	a->max_rdma_read_out = d->max_ord;
 	a->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
 	a->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+#if DAT_GEN == 2
+	a->zb_supported = DAT_FALSE;	/* dapl_lmr_create: DAT_VA_TYPE_VA only */
+	a->extension_supported = DAT_EXTENSION_NONE;	/* a later step */
+	a->extension_version = 0;
+#endif
 }
 
 static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
@@ -297,8 +315,8 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 		 ia->ops->name);
 	a->provider_version_major = DAPL_PROVIDER_VERSION_MAJOR;
 	a->provider_version_minor = DAPL_PROVIDER_VERSION_MINOR;
-	a->dapl_version_major = 1;
-	a->dapl_version_minor = 2;
+	a->dapl_version_major = DAT_VERSION_MAJOR;
+	a->dapl_version_minor = DAT_VERSION_MINOR;
 	a->lmr_mem_types_supported = DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_LMR;
 	a->iov_ownership_on_return = DAT_IOV_CONSUMER;
 	a->dat_qos_supported = DAT_QOS_BEST_EFFORT;
@@ -321,6 +339,13 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 	a->srq_supported = DAT_TRUE;
 	a->num_provider_specific_attr = ia->dev_attr.nspecific;
 	a->provider_specific_attr = ia->dev_attr.nspecific ? ia->specific : NULL;
+#if DAT_GEN == 2
+	a->rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
+	a->rmr_scope_supported = DAT_RMR_SCOPE_PZ;	/* dat_rmr_create only */
+	a->is_signal_safe = DAT_FALSE;
+	a->ha_supported = DAT_FALSE;
+	a->ha_loadbalancing = 0;
+#endif
 }
 
 DAT_RETURN dapl_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
@@ -384,3 +409,13 @@ DAT_RETURN dapl_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *type)
 	*type = hdr->type;
 	return DAT_SUCCESS;
 }
+
+#if DAT_GEN == 2
+DAT_RETURN dapl_ia_ha_related(DAT_IA_HANDLE ia, const DAT_NAME_PTR name,
+			      DAT_BOOLEAN *related)
+{
+	(void)ia; (void)name; (void)related;
+	return dapl_not_implemented("dat_ia_ha_related",
+				    "no high-availability IA groups (ha_supported false)");
+}
+#endif

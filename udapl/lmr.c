@@ -115,9 +115,20 @@ static bool region_mapped(uint64_t addr, uint64_t len)
 	return true;
 }
 
+/* DAT 2.0 inserts va_type as the 7th argument: the output arguments'
+ * numbers move up by one. */
+#if DAT_GEN == 2
+#define LMR_ARG_OUT DAT_INVALID_ARG8
+#else
+#define LMR_ARG_OUT DAT_INVALID_ARG7
+#endif
+
 DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 			   DAT_REGION_DESCRIPTION desc, DAT_VLEN len,
 			   DAT_PZ_HANDLE pz_h, DAT_MEM_PRIV_FLAGS priv,
+#if DAT_GEN == 2
+			   DAT_VA_TYPE va_type,
+#endif
 			   DAT_LMR_HANDLE *out, DAT_LMR_CONTEXT *lmr_context,
 			   DAT_RMR_CONTEXT *rmr_context, DAT_VLEN *reg_len,
 			   DAT_VADDR *reg_addr)
@@ -137,8 +148,14 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
 	if ((unsigned)priv & ~(unsigned)DAT_MEM_PRIV_ALL_FLAG)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
-	if (!out)
+#if DAT_GEN == 2
+	/* Zero-based addresses (DAT_VA_TYPE_ZB) would need every transport
+	 * to offset remote addresses; not offered (zb_supported false). */
+	if (va_type != DAT_VA_TYPE_VA)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7);
+#endif
+	if (!out)
+		return DAT_ERROR(DAT_INVALID_PARAMETER, LMR_ARG_OUT);
 
 	pthread_mutex_lock(&ia->lock);
 	if (type == DAT_MEM_TYPE_VIRTUAL) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dat/dat_registry.h>
+#include "dat_gen.h"
 
 #include "core.h"
 #include "entry.h"
@@ -88,7 +88,32 @@ static const DAT_PROVIDER dapl_table = {
 	.srq_query_func = dapl_srq_query,
 	.srq_resize_func = dapl_srq_resize,
 	.srq_set_lw_func = dapl_srq_set_lw,
+#if DAT_GEN == 2
+	.csp_create_func = dapl_csp_create,
+	.csp_query_func = dapl_csp_query,
+	.csp_free_func = dapl_csp_free,
+	.ep_common_connect_func = dapl_ep_common_connect,
+	.rmr_create_for_ep_func = dapl_rmr_create_for_ep,
+	.ep_post_send_with_invalidate_func = dapl_ep_post_send_with_invalidate,
+	.ep_post_rdma_read_to_rmr_func = dapl_ep_post_rdma_read_to_rmr,
+	.cno_fd_create_func = dapl_cno_fd_create,
+	.cno_trigger_func = dapl_cno_fd_trigger,
+	.ia_ha_related_func = dapl_ia_ha_related,
+	.handle_extendedop_func = dapl_handle_extendedop,
+#endif
 };
+
+#if DAT_GEN == 2
+/* The IB extensions (<dat2/dat_ib_extensions.h>) are a later step:
+ * extension_supported is DAT_FALSE in dat_ia_query. */
+DAT_RETURN dapl_handle_extendedop(DAT_HANDLE h, DAT_EXTENDED_OP op,
+				  va_list args)
+{
+	(void)h; (void)op; (void)args;
+	return dapl_not_implemented("dat_extension_op",
+				    "this provider offers no DAT 2.0 extensions");
+}
+#endif
 
 struct dapl_provider *dapl_provider_find(const char *ia_name)
 {

@@ -40,6 +40,11 @@ DAT_RETURN dapl_rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out)
 	rmr->pz = pz;
 	rmr->param.ia_handle = ia;
 	rmr->param.pz_handle = pz;
+#if DAT_GEN == 2
+	/* bound through any EP of its PZ, as the provider attributes say */
+	rmr->param.rmr_scope = DAT_RMR_SCOPE_PZ;
+	rmr->param.va_type = DAT_VA_TYPE_VA;
+#endif
 	pthread_mutex_lock(&ia->lock);
 	pz->users++;
 	rmr->next = ia->rmrs;
@@ -84,10 +89,26 @@ static void rmr_unbind_lmr(struct dapl_rmr *rmr)
 	}
 }
 
+/* DAT 2.0 names the LMR (2nd) and the address type (5th) too: the other
+ * arguments' numbers move. */
+#if DAT_GEN == 2
+#define BIND_ARG_IOV	DAT_INVALID_ARG3
+#define BIND_ARG_PRIV	DAT_INVALID_ARG4
+#define BIND_ARG_FLAGS	DAT_INVALID_ARG8
+DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h,
+			 const DAT_LMR_TRIPLET *iov, DAT_MEM_PRIV_FLAGS priv,
+			 DAT_VA_TYPE va_type, DAT_EP_HANDLE ep_h,
+			 DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
+			 DAT_RMR_CONTEXT *rmr_context)
+#else
+#define BIND_ARG_IOV	DAT_INVALID_ARG2
+#define BIND_ARG_PRIV	DAT_INVALID_ARG3
+#define BIND_ARG_FLAGS	DAT_INVALID_ARG6
 DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 			 DAT_MEM_PRIV_FLAGS priv, DAT_EP_HANDLE ep_h,
 			 DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
 			 DAT_RMR_CONTEXT *rmr_context)
+#endif
 {
 	const unsigned remote = DAT_MEM_PRIV_REMOTE_READ_FLAG |
 				DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
@@ -101,13 +122,17 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 	if (!rmr)
 		return BAD_RMR;
 	if (!iov)
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, BIND_ARG_IOV);
 	if ((unsigned)priv & ~remote)
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, BIND_ARG_PRIV);
+#if DAT_GEN == 2
+	if (va_type != DAT_VA_TYPE_VA)	/* as dapl_lmr_create */
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+#endif
 	if ((unsigned)flags & ~(unsigned)(DAT_COMPLETION_SUPPRESS_FLAG |
 					  DAT_COMPLETION_UNSIGNALLED_FLAG |
 					  DAT_COMPLETION_BARRIER_FENCE_FLAG))
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, BIND_ARG_FLAGS);
 	ia = rmr->ia;
 	pthread_mutex_lock(&ia->lock);
 	ep = (struct dapl_ep *)dapl_handle_get(ep_h, DAT_HANDLE_TYPE_EP);
@@ -126,7 +151,7 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 	if ((flags & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
 	    !(ep->param.ep_attr.request_completion_flags &
 	      DAT_COMPLETION_UNSIGNALLED_FLAG)) {
-		rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+		rc = DAT_ERROR(DAT_INVALID_PARAMETER, BIND_ARG_FLAGS);
 		goto out;
 	}
 	if (!ep->request_evd) {
@@ -139,12 +164,20 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 			rc = DAT_ERROR(DAT_PRIVILEGES_VIOLATION, 0);
 			goto out;
 		}
+#if DAT_GEN == 2
+		/* the LMR named must be the one the triplet's context names */
+		if ((struct dapl_lmr *)dapl_handle_get(lmr_h,
+				DAT_HANDLE_TYPE_LMR) != lmr) {
+			rc = DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
+			goto out;
+		}
+#endif
 		if (lmr->pz != rmr->pz) {
 			rc = DAT_ERROR(DAT_PROTECTION_VIOLATION, 0);
 			goto out;
 		}
 		if (!dapl_lmr_covers(lmr, iov->virtual_address, iov->segment_length)) {
-			rc = DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+			rc = DAT_ERROR(DAT_INVALID_PARAMETER, BIND_ARG_IOV);
 			goto out;
 		}
 	}
@@ -205,3 +238,12 @@ DAT_RETURN dapl_rmr_free(DAT_RMR_HANDLE h)
 	pthread_mutex_unlock(&ia->lock);
 	return rc;
 }
+
+#if DAT_GEN == 2
+DAT_RETURN dapl_rmr_create_for_ep(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr)
+{
+	(void)pz; (void)rmr;
+	return dapl_not_implemented("dat_rmr_create_for_ep",
+				    "RMRs are of PZ scope only (dat_rmr_create)");
+}
+#endif

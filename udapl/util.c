@@ -72,6 +72,12 @@ void dapl_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+DAT_RETURN dapl_not_implemented(const char *call, const char *why)
+{
+	dapl_log("%s: not implemented: %s", call, why);
+	return DAT_ERROR(DAT_NOT_IMPLEMENTED, DAT_NO_SUBTYPE);
+}
+
 void dapl_dbg(unsigned long bit, const char *fmt, ...)
 {
 	va_list ap;

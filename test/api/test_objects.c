@@ -121,14 +121,15 @@ static void setup(void)
 /* The library of the IA under test, from its DAT_TEST_CONF line. */
 static void ia_lib(char *lib, size_t len)
 {
-	char line[1024], name[256], path[768];
+	char line[1024], name[256], api[16], path[768];
 	FILE *f = fopen(getenv("DAT_TEST_CONF"), "r");
 
 	ck_assert_ptr_nonnull(f);
 	lib[0] = '\0';
+	/* the u1.2 line: the name may have a u2.0 line too (libdat2.so.2's) */
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%255s %*s %*s %*s %767s", name, path) == 2 &&
-		    !strcmp(name, hx_ia_name()))
+		if (sscanf(line, "%255s %15s %*s %*s %767s", name, api, path) == 3 &&
+		    !strcmp(name, hx_ia_name()) && !strcmp(api, "u1.2"))
 			snprintf(lib, len, "%s", path);
 	fclose(f);
 	ck_assert_msg(lib[0], "no %s line in DAT_TEST_CONF", hx_ia_name());

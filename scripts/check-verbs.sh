@@ -263,7 +263,7 @@ fi
 # The guest's dat.conf: the build tree's software lines, then one verbs
 # entry per device by netdev and by address, and the OpenFabrics names.
 {
-	grep -E '^(ofi-tcp|tcp|dattest) ' dat.conf
+	grep -E '^(ofi-tcp|tcp|dattest) u1\.2 ' dat.conf
 	for v in "verbs-rxe datrxe0" "verbs-rxe-ip 10.77.0.1" "OpenIB-cma datrxe0" \
 		 "verbs-siw datsiw0" "verbs-siw-ip 10.77.1.1" "OpenIB-iwarp datsiw0"; do
 		set -- $v

@@ -232,7 +232,7 @@ fi
 conf=$tmp/dat.conf
 : >"$conf"
 for ia in $ias; do
-	line=$(grep "^$ia " "$conf_in" | head -1)
+	line=$(grep "^$ia u1\.2 " "$conf_in" | head -1)
 	[ -n "$line" ] || { echo "check-net: no $ia line in $conf_in"; continue; }
 	for end in a b; do
 		eval "addr=\$addr_$end"
@@ -247,7 +247,7 @@ for ia in $ias; do
 done
 # and over IPv6: tcp and ofi-tcp, or verbs in the routed mode
 for ia in tcp ofi-tcp; do
-	line=$(grep "^$ia " "$conf_in" | head -1)
+	line=$(grep "^$ia u1\.2 " "$conf_in" | head -1)
 	if [ -z "$rdma" ] && [ -n "$line" ]; then
 		printf '%s\n' "$line" | sed -e "s/^$ia /${ia}6-a /" -e "s/127\.0\.0\.1/$addr6_a/" >>"$conf"
 		printf '%s\n' "$line" | sed -e "s/^$ia /${ia}6-b /" -e "s/127\.0\.0\.1/$addr6_b/" >>"$conf"
@@ -255,7 +255,7 @@ for ia in tcp ofi-tcp; do
 done
 if [ -n "$rdma" ]; then
 	for ia in $ias; do
-		line=$(grep "^$ia " "$conf_in" | head -1)
+		line=$(grep "^$ia u1\.2 " "$conf_in" | head -1)
 		[ -n "$line" ] || continue
 		for end in a b; do
 			eval "addr=\$addr6_$end"

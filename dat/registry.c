@@ -379,6 +379,24 @@ int dat_provider_is_known(const DAT_PROVIDER *p)
 	return 0;
 }
 
+/* A provider's info names an entry and, in libdat2, is of DAT 2.0: only
+ * 2.0 tables have the 81 slots libdat2 dispatches through. */
+static int info_ok(const DAT_PROVIDER_INFO *info)
+{
+	if (!info || !info_name_ok(info->ia_name))
+		return 0;
+#if DAT_GEN == 2
+	if (info->dapl_version_major != DAT_VERSION_MAJOR) {
+		dat_log(DAT_LOG_ERROR, "%s u%u.%u: not a DAT %d provider; "
+			"refused", info->ia_name,
+			(unsigned)info->dapl_version_major,
+			(unsigned)info->dapl_version_minor, DAT_VERSION_MAJOR);
+		return 0;
+	}
+#endif
+	return 1;
+}
+
 DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider,
 				     const DAT_PROVIDER_INFO *info)
 {
@@ -386,18 +404,8 @@ DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider,
 
 	if (!provider || !provider->ia_open_func)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
-	if (!info || !info_name_ok(info->ia_name))
+	if (!info_ok(info))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-#if DAT_GEN == 2
-	/* Only 2.0 tables have the 81 slots libdat2 dispatches through. */
-	if (info->dapl_version_major != DAT_VERSION_MAJOR) {
-		dat_log(DAT_LOG_ERROR, "%s u%u.%u: not a DAT %d provider; "
-			"refused", info->ia_name,
-			(unsigned)info->dapl_version_major,
-			(unsigned)info->dapl_version_minor, DAT_VERSION_MAJOR);
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	}
-#endif
 
 	pthread_mutex_lock(&reg_lock);
 	if (dr_find_locked(info)) {
@@ -449,18 +457,8 @@ DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
 
 	if (!provider)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
-	if (!info || !info_name_ok(info->ia_name))
+	if (!info_ok(info))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-#if DAT_GEN == 2
-	/* Only 2.0 tables have the 81 slots libdat2 dispatches through. */
-	if (info->dapl_version_major != DAT_VERSION_MAJOR) {
-		dat_log(DAT_LOG_ERROR, "%s u%u.%u: not a DAT %d provider; "
-			"refused", info->ia_name,
-			(unsigned)info->dapl_version_major,
-			(unsigned)info->dapl_version_minor, DAT_VERSION_MAJOR);
-		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	}
-#endif
 
 	pthread_mutex_lock(&reg_lock);
 	d = dr_find_locked(info);

@@ -80,6 +80,12 @@ enum {
 	DAPL_TDEV_REMOTE_ACCESS_ERRORS = 1u << 1,
 	DAPL_TDEV_SOLICITED_EVENTS = 1u << 2,
 	DAPL_TDEV_FENCE = 1u << 3,
+	/* DAT 2.0 IB extensions the device can do (dat_extension_op).  On a
+	 * transport that negotiates them per connection (tcp: RFC 7306 with
+	 * a libdat peer) the flag says the device offers them; ep_extensions
+	 * says what one connection can do. */
+	DAPL_TDEV_WRITE_IMM = 1u << 4,     /* RDMA Write with immediate data */
+	DAPL_TDEV_ATOMICS = 1u << 5,       /* 64-bit fetch-and-add, compare-and-swap */
 };
 
 /* ---- connection events ----------------------------------------------------- */
@@ -135,6 +141,19 @@ enum dapl_twc_status {
 enum dapl_twc_opcode {
 	DAPL_TWC_SEND, DAPL_TWC_RECV, DAPL_TWC_RDMA_WRITE, DAPL_TWC_RDMA_READ,
 	DAPL_TWC_BIND_MW,
+	/* DAT 2.0 extensions.  RDMA_WRITE_IMM completes at the initiator;
+	 * RECV_RDMA_IMM is the posted receive a peer's write-with-immediate
+	 * consumed (byte_len: the bytes the write placed, no data in the
+	 * receive's buffers; imm: the immediate).  A Send carrying an
+	 * immediate completes its receive as DAPL_TWC_RECV with
+	 * DAPL_TWC_WITH_IMM set.  FETCH_ADD and CMP_SWAP complete at the
+	 * initiator once the original 8 bytes are in its buffer. */
+	DAPL_TWC_RDMA_WRITE_IMM, DAPL_TWC_RECV_RDMA_IMM,
+	DAPL_TWC_FETCH_ADD, DAPL_TWC_CMP_SWAP,
+};
+
+enum {  /* dapl_twc.flags */
+	DAPL_TWC_WITH_IMM = 1u << 0,      /* imm is valid */
 };
 
 struct dapl_twc {
@@ -147,6 +166,8 @@ struct dapl_twc {
 	enum dapl_twc_opcode opcode;
 	uint32_t byte_len;                /* receives: bytes that arrived */
 	int vendor_err;                   /* transport detail, for logs */
+	uint32_t imm;                     /* immediate data, host order (DAPL_TWC_WITH_IMM) */
+	uint32_t flags;                   /* DAPL_TWC_* flags */
 };
 
 enum {
@@ -160,6 +181,12 @@ enum {  /* access flags for registrations and windows (DAT_MEM_PRIV_*) */
 	DAPL_TACCESS_LOCAL_WRITE = 1u << 1,
 	DAPL_TACCESS_REMOTE_READ = 1u << 2,
 	DAPL_TACCESS_REMOTE_WRITE = 1u << 3,
+	DAPL_TACCESS_REMOTE_ATOMIC = 1u << 4,   /* DAT_IB_MEM_PRIV_REMOTE_ATOMIC */
+};
+
+enum dapl_tatomic_op {
+	DAPL_TATOMIC_FETCH_ADD,           /* *remote += add; old value returned */
+	DAPL_TATOMIC_CMP_SWAP,            /* if *remote == compare: *remote = swap; old value returned */
 };
 
 struct dapl_tep_attr {
@@ -323,6 +350,32 @@ struct udapl_transport_ops {
 	 * watched (ofi: the progress thread keeps it in its set and hands
 	 * over every completion) may stop now; a later wait arms again. */
 	void (*cq_disarm)(struct dapl_tcq *cq);
+
+	/* Optional: the DAT 2.0 IB extensions (dat_extension_op).  NULL (or
+	 * beyond size) = not offered; the core answers DAT_NOT_IMPLEMENTED.
+	 * ep_extensions: DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS as this
+	 * connected endpoint can do them now (negotiated with the peer where
+	 * the transport negotiates; 0 when unconnected).  Posts return
+	 * -EOPNOTSUPP when the connection cannot do the operation. */
+	unsigned (*ep_extensions)(struct dapl_tep *ep);
+	/* RDMA Write of sge to remote_addr/rkey followed by the immediate:
+	 * consumes a posted receive at the target (DAPL_TWC_RECV_RDMA_IMM);
+	 * completes here as DAPL_TWC_RDMA_WRITE_IMM. */
+	int (*post_rdma_write_imm)(struct dapl_tep *ep,
+				   const struct dapl_tsge *sge, int nsge,
+				   uint64_t remote_addr, uint32_t rkey,
+				   uint32_t imm, uint64_t context,
+				   unsigned flags);
+	/* 64-bit atomic on the 8-byte-aligned remote_addr (rkey needs
+	 * DAPL_TACCESS_REMOTE_ATOMIC); the original value lands in result
+	 * (one 8-byte sge, local-write access).  add_or_compare is the
+	 * addend (FETCH_ADD) or the comparand (CMP_SWAP); swap is ignored
+	 * for FETCH_ADD.  Completes as DAPL_TWC_FETCH_ADD / CMP_SWAP. */
+	int (*post_atomic)(struct dapl_tep *ep, enum dapl_tatomic_op op,
+			   const struct dapl_tsge *result,
+			   uint64_t remote_addr, uint32_t rkey,
+			   uint64_t add_or_compare, uint64_t swap,
+			   uint64_t context, unsigned flags);
 };
 
 /* For transports too (util.c): one line, like libdat's own messages,

@@ -2102,6 +2102,7 @@ START_TEST(request_with_data)
 	send_all(b.p.fd, f, n);
 	b.p.ext = true;
 	b.p.early = _i == 0;
+	b.p.x7306 = false;
 	b.p.count = 0;
 	{
 		struct evc c = take(b.l, DAPL_TCM_CONNECT_REQUEST);

@@ -3146,6 +3146,79 @@ START_TEST(immediate_without_receive)
 }
 END_TEST
 
+/* Atomics count against ORD with the RDMA Reads (we accepted with ORD
+ * 4): of two Reads and three atomics posted at once, four go out; the
+ * fifth once the oldest is answered, and the answers complete them in
+ * order. */
+START_TEST(atomics_count_against_ord)
+{
+	struct bed b;
+	struct buf lb;
+	struct dapl_tsge sge;
+	uint8_t f[512], d[16];
+	uint32_t sink[2] = { 0, 0 }, id[3] = { 0, 0, 0 };
+	char c;
+	int i;
+
+	bed_up(&b, 8, 8);
+	buf_make(&lb, b.s.pd, 256, 51);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306 | PEER_EARLY);
+	for (i = 0; i < 5; i++) {
+		sge = sge_of(&lb, (size_t)i * 16, i < 2 ? 16 : 8);
+		if (i < 2)
+			ck_assert_int_eq(T->post_rdma_read(b.s.ep, &sge, 1, 0x1000,
+							   0x42, 0x100 + (uint64_t)i,
+							   DAPL_TPOST_SIGNALED), 0);
+		else
+			ck_assert_int_eq(T->post_atomic(b.s.ep,
+							DAPL_TATOMIC_FETCH_ADD,
+							&sge, 0x2000, 0x43, 1, 0,
+							0x100 + (uint64_t)i,
+							DAPL_TPOST_SIGNALED), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert(next_fpdu(&b.p, &rx));
+		ck_assert(!rx.tagged);
+		ck_assert_uint_eq(rx.op, i < 2 ? RDMAP_READ_REQ : RDMAP_ATOMIC_REQ);
+		ck_assert_uint_eq(rx.qn, DDP_QN_READ);
+		ck_assert_uint_eq(rx.msn, (uint32_t)i + 1);
+		if (i < 2)
+			sink[i] = get32(rx.data - RDMAP_READ_REQ_LEN);
+		else
+			id[i - 2] = get32(rx.data + 4);
+	}
+	/* what a post sends it sends before returning, and loopback has
+	 * it at our end by then: the fifth is not there */
+	ep_sync(b.s.ep);
+	ck_assert_int_eq(recv(b.p.fd, &c, 1, MSG_DONTWAIT | MSG_PEEK), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	pattern(d, sizeof(d), 52);
+	send_all(b.p.fd, f, mk_read_resp(f, sink[0], 0, d, 16, true, 0));
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_ATOMIC_REQ);
+	ck_assert_uint_eq(rx.msn, 5);
+	id[2] = get32(rx.data + 4);
+	expect_wc(b.s.scq, 0x100, DAPL_TWC_RDMA_READ, DAPL_TWC_SUCCESS, 16);
+	/* the rest, answered in order */
+	send_all(b.p.fd, f, mk_read_resp(f, sink[1], 0, d, 16, true, 0));
+	for (i = 0; i < 3; i++)
+		send_all(b.p.fd, f, mk_atomic_resp(f, DDP_QN_ATOMIC_RESP,
+						   (uint32_t)i + 1, id[i],
+						   1000 + (uint64_t)i));
+	expect_wc(b.s.scq, 0x101, DAPL_TWC_RDMA_READ, DAPL_TWC_SUCCESS, 16);
+	for (i = 0; i < 3; i++) {
+		uint64_t v;
+
+		expect_wc(b.s.scq, 0x102 + (uint64_t)i, DAPL_TWC_FETCH_ADD,
+			  DAPL_TWC_SUCCESS, 8);
+		memcpy(&v, lb.p + (size_t)(i + 2) * 16, 8);
+		ck_assert_uint_eq(v, 1000 + (uint64_t)i);
+	}
+	buf_free(&lb);
+	bed_down(&b);
+}
+END_TEST
+
 static int private_net(void)
 {
 	int r = test_netns_with_loopback();
@@ -3218,6 +3291,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, atomic_refused, 6);
 	ADD_LOOP(tc, atomic_response_unasked, 4);
 	ADD_LOOP(tc, immediate_without_receive, 2);
+	ADD(tc, atomics_count_against_ord);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3219,6 +3219,41 @@ START_TEST(atomics_count_against_ord)
 }
 END_TEST
 
+/* Atomic Requests count against IRD with the Read Requests (we accepted
+ * with IRD 4): four 64 MiB Reads the peer does not read the answers of
+ * (the first cannot leave: the socket takes less) and an atomic behind
+ * them is one request too many.  The connection ends (a Terminate, if
+ * the socket takes it), and the atomic is not run. */
+START_TEST(atomics_count_against_ird)
+{
+	struct bed b;
+	struct buf big, t;
+	struct atomic_req a = { .qn = DDP_QN_READ, .msn = 5,
+				.aop = RDMAP_AOP_FETCH_ADD, .data = 1 };
+	uint8_t f[1024];
+	const uint32_t len = 64u << 20;
+	size_t n = 0;
+	int i;
+
+	bed_up(&b, 4, 4);
+	buf_make(&big, b.s.pd, len, 53);
+	abuf_make(&t, b.s.pd, 64, 54);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306);
+	for (i = 0; i < 4; i++)
+		n += mk_read_req(f + n, (uint32_t)i + 1, 0x600 + (uint32_t)i, 0,
+				 len, big.rkey, buf_addr(&big), 0);
+	a.stag = t.rkey;
+	a.to = buf_addr(&t) + 8;
+	n += mk_atomic_req(f + n, &a);
+	send_all(b.p.fd, f, n);
+	expect_aborted(b.s.ep);
+	expect_untouched(&t);
+	buf_free(&big);
+	buf_free(&t);
+	bed_down(&b);
+}
+END_TEST
+
 static int private_net(void)
 {
 	int r = test_netns_with_loopback();
@@ -3292,6 +3327,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, atomic_response_unasked, 4);
 	ADD_LOOP(tc, immediate_without_receive, 2);
 	ADD(tc, atomics_count_against_ord);
+	ADD(tc, atomics_count_against_ird);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3254,6 +3254,63 @@ START_TEST(atomics_count_against_ird)
 }
 END_TEST
 
+/* Writes with immediate the peer never reports placed and atomics it
+ * never answers complete FLUSHED, once each, when the connection ends
+ * (_i 0: we disconnect, 1: the peer closes), in posting order; posted
+ * after the end they flush too. */
+START_TEST(extension_requests_flushed)
+{
+	struct bed b;
+	struct buf lb;
+	struct dapl_tsge sge;
+	struct dapl_twc wc;
+	int i;
+
+	bed_up(&b, 8, 8);
+	buf_make(&lb, b.s.pd, 256, 55);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306 | PEER_EARLY);
+	for (i = 0; i < 4; i++) {
+		sge = sge_of(&lb, (size_t)i * 16, 8);
+		if (i & 1)
+			ck_assert_int_eq(T->post_atomic(b.s.ep,
+					 DAPL_TATOMIC_CMP_SWAP, &sge, 0x2000,
+					 0x43, 1, 2, 0x700 + (uint64_t)i, 0), 0);
+		else
+			ck_assert_int_eq(T->post_rdma_write_imm(b.s.ep, &sge, 1,
+					 0x3000, 0x44, 9, 0x700 + (uint64_t)i, 0),
+					 0);
+	}
+	/* all four are on the wire */
+	for (i = 0; i < 6; i++)
+		ck_assert(next_fpdu(&b.p, &rx));
+	if (_i) {
+		peer_close(&b.p);
+		take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	} else {
+		do_disconnect(b.s.ep);
+		take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	}
+	for (i = 0; i < 4; i++) {
+		wc = wait_wc(b.s.scq);
+		ck_assert_uint_eq(wc.context, 0x700 + (uint64_t)i);
+		ck_assert_int_eq(wc.opcode, (i & 1) ? DAPL_TWC_CMP_SWAP :
+						      DAPL_TWC_RDMA_WRITE_IMM);
+		ck_assert_int_eq(wc.status, DAPL_TWC_FLUSHED);
+		ck_assert_uint_eq(wc.imm, 0);
+		ck_assert_uint_eq(wc.flags, 0);
+	}
+	expect_cq_empty(b.s.scq);
+	sge = sge_of(&lb, 0, 8);
+	ck_assert_int_eq(T->post_atomic(b.s.ep, DAPL_TATOMIC_FETCH_ADD, &sge,
+					0x2000, 0x43, 1, 0, 0x7ff, 0), 0);
+	expect_wc(b.s.scq, 0x7ff, DAPL_TWC_FETCH_ADD, DAPL_TWC_FLUSHED, 0);
+	expect_cq_empty(b.s.scq);
+	expect_untouched(&lb);
+	buf_free(&lb);
+	bed_down(&b);
+}
+END_TEST
+
 static int private_net(void)
 {
 	int r = test_netns_with_loopback();
@@ -3328,6 +3385,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, immediate_without_receive, 2);
 	ADD(tc, atomics_count_against_ord);
 	ADD(tc, atomics_count_against_ird);
+	ADD_LOOP(tc, extension_requests_flushed, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -748,6 +748,71 @@ START_TEST(write_with_immediate)
 }
 END_TEST
 
+/* A write with immediate into an endpoint on a shared receive queue
+ * takes a receive of the SRQ, which names the endpoint. */
+START_TEST(write_with_immediate_srq)
+{
+	struct dapl_tep_attr attr = {
+		.max_send_wr = 4, .max_recv_wr = 0,
+		.max_send_sge = 1, .max_recv_sge = 1, .owner = 0xB7,
+	};
+	struct dapl_tlisten *l;
+	struct dapl_tsrq *srq;
+	struct side a, b;
+	struct buf rb, tb, sb;
+	struct dapl_tsge s;
+	uint16_t port;
+
+	if (!has_ext_ops() || !(g_attr.flags & DAPL_TDEV_WRITE_IMM) ||
+	    !T->srq_create)
+		return;
+	start_dev();
+	l = do_listen(&port);
+	side_make(&a, 4, 4, false);
+	ck_assert_int_eq(T->pd_alloc(h.dev, &b.pd), 0);
+	ck_assert_int_eq(T->srq_create(b.pd, 4, 1, &srq), 0);
+	ck_assert_int_eq(T->cq_create(h.dev, 16, &b.scq), 0);
+	b.rcq = b.scq;
+	pthread_mutex_lock(&h.lock);
+	ck_assert_int_eq(T->ep_create(b.pd, b.scq, b.rcq, srq, &attr, &b.ep), 0);
+	pthread_mutex_unlock(&h.lock);
+	connect_pair(l, port, &a, &b);
+	buf_make(&rb, b.pd, 64, ALL_ACCESS);
+	buf_make(&tb, b.pd, 4096, ALL_ACCESS);
+	buf_make(&sb, a.pd, 4096, ALL_ACCESS);
+	s = sge_of(&rb, 0, 64);
+	ck_assert_int_eq(T->srq_post_recv(srq, &s, 1, 0x51), 0);
+	fill(sb.p, 4096, 21);
+	s = sge_of(&sb, 0, 3000);
+	ck_assert_int_eq(T->post_rdma_write_imm(a.ep, &s, 1,
+						(uint64_t)(uintptr_t)tb.p, tb.rkey,
+						0x5157u, 1, DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(a.scq, 1, DAPL_TWC_RDMA_WRITE_IMM, 3000, 0, 0);
+	{
+		struct dapl_twc wc = wait_wc_poisoned(b.rcq);
+
+		ck_assert_uint_eq(wc.context, 0x51);
+		ck_assert_uint_eq(wc.owner, 0xB7);
+		ck_assert_int_eq(wc.opcode, DAPL_TWC_RECV_RDMA_IMM);
+		ck_assert_int_eq(wc.status, DAPL_TWC_SUCCESS);
+		ck_assert_uint_eq(wc.byte_len, 3000);
+		ck_assert_uint_eq(wc.imm, 0x5157u);
+		ck_assert_uint_eq(wc.flags, DAPL_TWC_WITH_IMM);
+	}
+	ck_assert_int_eq(memcmp(tb.p, sb.p, 3000), 0);
+	buf_free(&rb);
+	buf_free(&tb);
+	buf_free(&sb);
+	side_free(&a);
+	ep_gone(b.ep);
+	ck_assert_int_eq(T->srq_destroy(srq, NULL, NULL), 0);
+	ck_assert_int_eq(T->cq_destroy(b.scq), 0);
+	ck_assert_int_eq(T->pd_free(b.pd), 0);
+	do_unlisten(l);
+	stop_dev();
+}
+END_TEST
+
 /* Fetch-and-add and compare-and-swap return the original word, change
  * it as they say, and keep their place among the other requests. */
 START_TEST(atomics)
@@ -2662,6 +2727,7 @@ static Suite *suite(void)
 	ADD(tc, shared_receive_queue);
 	ADD(tc, progress_fd_is_quiet_when_idle);
 	ADD(tc, write_with_immediate);
+	ADD(tc, write_with_immediate_srq);
 	ADD(tc, atomics);
 	ADD(tc, atomic_needs_privilege);
 	ADD(tc, atomics_across_connections);

@@ -3290,6 +3290,8 @@ START_TEST(extension_requests_flushed)
 		do_disconnect(b.s.ep);
 		take(b.s.ep, DAPL_TCM_DISCONNECTED);
 	}
+	/* nothing once the connection is over */
+	ck_assert_uint_eq(T->ep_extensions(b.s.ep), 0);
 	for (i = 0; i < 4; i++) {
 		wc = wait_wc(b.s.scq);
 		ck_assert_uint_eq(wc.context, 0x700 + (uint64_t)i);

@@ -999,7 +999,12 @@ START_TEST(atomics_across_connections)
 	for (i = 0; i < ADD_CONNS; i++) {
 		side_make(&x[i].a, 4, 4, false);
 		side_make(&x[i].b, 4, 4, false);
+		/* nothing before there is a connection */
+		ck_assert_uint_eq(T->ep_extensions(x[i].a.ep), 0);
 		connect_pair(l, port, &x[i].a, &x[i].b);
+		ck_assert_uint_eq(T->ep_extensions(x[i].a.ep),
+				  DAPL_TDEV_ATOMICS |
+				  (g_attr.flags & DAPL_TDEV_WRITE_IMM));
 		buf_make(&x[i].la, x[i].a.pd, 64, ALL_ACCESS);
 		/* the one word, registered in each target's PZ */
 		ck_assert_int_eq(T->mr_reg(x[i].b.pd, w, 64, ATOMIC_ACCESS,

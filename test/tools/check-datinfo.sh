@@ -191,13 +191,21 @@ for l in 'OpenIB-iwarp u1.2 nonthreadsafe default libdaplverbs.so.1 dapl.1.2 "et
 	 'OpenIB-cma-1 u1.2 nonthreadsafe default libdaplverbs.so.1 dapl.1.2 "ib1 0" ""' \
 	 'OpenIB-cma-roe-eth2 u1.2 nonthreadsafe default libdaplverbs.so.1 dapl.1.2 "eth2 0" ""' \
 	 'OpenIB-iwarp-eth3 u1.2 nonthreadsafe default libdaplverbs.so.1 dapl.1.2 "eth3 0" ""' \
+	 'ofa-v2-iwarp u2.0 nonthreadsafe default libdapl2verbs.so.2 dapl.2.0 "eth4 0" ""' \
+	 'ofa-v2-ib0 u2.0 nonthreadsafe default libdapl2verbs.so.2 dapl.2.0 "ib0 0" ""' \
+	 'ofa-v2-ib1 u2.0 nonthreadsafe default libdapl2verbs.so.2 dapl.2.0 "ib1 0" ""' \
+	 'ofa-v2-cma-roe-eth2 u2.0 nonthreadsafe default libdapl2verbs.so.2 dapl.2.0 "eth2 0" ""' \
+	 'ofa-v2-iwarp-eth3 u2.0 nonthreadsafe default libdapl2verbs.so.2 dapl.2.0 "eth3 0" ""' \
 	 'tcp u1.2 nonthreadsafe default libdapltcp.so.1 dapl.1.2 "127.0.0.1 0" ""' \
-	 'ofi-tcp u1.2 nonthreadsafe default libdaplofi.so.1 dapl.1.2 "tcp 127.0.0.1" ""'; do
+	 'ofi-tcp u1.2 nonthreadsafe default libdaplofi.so.1 dapl.1.2 "tcp 127.0.0.1" ""' \
+	 'tcp u2.0 nonthreadsafe default libdapl2tcp.so.2 dapl.2.0 "127.0.0.1 0" ""' \
+	 'ofi-tcp u2.0 nonthreadsafe default libdapl2ofi.so.2 dapl.2.0 "tcp 127.0.0.1" ""'; do
 	grep -qxF "$l" "$dir/conf" || no "--conf lacks: $l"
 done
-# in this order: devices by name, then the software providers
-[ "$(grep -v '^#' "$dir/conf" | cut -d' ' -f1 | tr '\n' ' ')" = \
-  "OpenIB-iwarp OpenIB-cma OpenIB-cma-1 OpenIB-cma-roe-eth2 OpenIB-iwarp-eth3 tcp ofi-tcp " ] ||
+# in this order: devices by name (each one's u1.2 line, then its u2.0
+# line), then the software providers
+[ "$(grep -v '^#' "$dir/conf" | cut -d' ' -f1,2 | tr '\n' ' ')" = \
+  "OpenIB-iwarp u1.2 ofa-v2-iwarp u2.0 OpenIB-cma u1.2 ofa-v2-ib0 u2.0 OpenIB-cma-1 u1.2 ofa-v2-ib1 u2.0 OpenIB-cma-roe-eth2 u1.2 ofa-v2-cma-roe-eth2 u2.0 OpenIB-iwarp-eth3 u1.2 ofa-v2-iwarp-eth3 u2.0 tcp u1.2 ofi-tcp u1.2 tcp u2.0 ofi-tcp u2.0 " ] ||
 	no "--conf lines are not in the documented order"
 grep -q '"ib3 0"' "$dir/conf" && no "--conf offered ib3, which has no address"
 grep -q "^# mlx5_3 port 1 (ib3): ib3 has no IP address" "$dir/conf" ||
@@ -206,12 +214,12 @@ grep -q "^# cxgb4_0 port 1, iWARP on eth4 (fd00::4)" "$dir/conf" ||
 	no "--conf does not describe the iWARP port"
 grep -q "^# mlx5_2 port 1, RoCE on eth2 (10.2.0.1)" "$dir/conf" ||
 	no "--conf does not describe the RoCE port"
-[ "$(grep -vc '^#' "$dir/conf")" -eq 7 ] || no "--conf printed $(grep -vc '^#' "$dir/conf") lines, expected 7"
+[ "$(grep -vc '^#' "$dir/conf")" -eq 14 ] || no "--conf printed $(grep -vc '^#' "$dir/conf") lines, expected 14"
 # the lines it prints are ones libdat's parser takes
 DAT_OVERRIDE=$dir/conf $tool -b > "$dir/confb" 2>/dev/null || no "datinfo on --conf's output failed"
-[ "$(wc -l < "$dir/confb")" -eq 7 ] || no "libdat's parser did not take all 7 lines --conf printed"
+[ "$(wc -l < "$dir/confb")" -eq 14 ] || no "libdat's parser did not take all 14 lines --conf printed"
 # the software lines are the ones make install adds (Makefile.am)
-for var in TCP_CONF_LINE OFI_CONF_LINE; do
+for var in TCP_CONF_LINE OFI_CONF_LINE TCP2_CONF_LINE OFI2_CONF_LINE; do
 	sw_line=$(sed -n "s/^$var = //p" "${srcdir:-.}/Makefile.am")
 	if [ -z "$sw_line" ] || ! grep -qxF "$sw_line" "$dir/conf"; then
 		no "--conf's software line differs from Makefile.am's $var ($sw_line)"
@@ -220,7 +228,7 @@ done
 # and with nothing there: only the software line, and why
 DATINFO_SYSFS_ROOT=$dir/empty $tool --conf > "$dir/conf0" || no "--conf (no devices) failed"
 grep -q "no RDMA device" "$dir/conf0" || no "--conf does not say no device was found"
-[ "$(grep -vc '^#' "$dir/conf0")" -eq 2 ] || no "--conf without devices printed more than the two software lines"
+[ "$(grep -vc '^#' "$dir/conf0")" -eq 4 ] || no "--conf without devices printed more than the four software lines"
 
 if [ $fail -ne 0 ]; then
 	echo "--- datinfo output"; cat "$dir/out" "$dir/brief" "$dir/conf"

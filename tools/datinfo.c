@@ -10,7 +10,7 @@
  *
  * The same source is built twice (dat/dat_gen.h): datinfo against
  * libdat.so.1 for u1.2 entries, and datinfo2 against libdat2.so.2, a
- * helper that datinfo runs for each u2.0 entry ("datinfo2 --entry N"),
+ * helper that datinfo runs for each u2.0 entry ("datinfo2 --entry N:LINE"),
  * since one process cannot hold both generations' structures. */
 #include "config.h"
 
@@ -36,13 +36,13 @@ struct entry {
 	struct dat_conf_entry e;
 	const char *file;
 	char skip[512];		/* why it is not opened, or "" */
-	int other_gen;		/* a u2.0 entry datinfo2 opens (or u1.2 for datinfo2) */
+	int other_gen;		/* datinfo: a u2.0 entry, for datinfo2 to open */
 };
 
 static struct entry *entries;
 static size_t nentries;
 static int verbose, brief;
-static long helper_entry = -1;	/* datinfo2 --entry N: show entry N only */
+static long helper_entry = -1;	/* datinfo2 --entry N:LINE: entry N only */
 
 /* The entries of the other generation: datinfo (DAT 1.2) hands u2.0 lines
  * to datinfo2 (DAT 2.0); datinfo2 is only ever asked about its own. */
@@ -179,8 +179,7 @@ static int read_files(void)
 {
 	struct dat_conf_source src[DAT_CONF_MAX_SOURCES];
 	size_t n = dat_conf_sources(src, DAT_CONF_MAX_SOURCES), i, j, k;
-
-	int quiet = brief || helper_entry >= 0;
+	int quiet = brief || helper_entry >= 0;	/* datinfo2: the entry only */
 
 	if (!quiet)
 		printf("dat.conf files, in the order libdat reads them:\n");

@@ -1,6 +1,7 @@
 #!/bin/sh
-# deb.sh [OUTDIR]: builds libdat's Debian packages (libdat1, libdat-dev,
-# libdat-tools) with Debian's own tools, from a copy of this tree (tracked
+# deb.sh [OUTDIR]: builds libdat's Debian packages (libdat-common, libdat1,
+# libdat-dev, libdat-tools, libdat2-2, libdat2-dev)
+# with Debian's own tools, from a copy of this tree (tracked
 # and new files, no build folders), and puts the .deb files in OUTDIR
 # (default build-deb/).  As root it installs the build tools and the
 # build dependencies that are missing; otherwise it names them.

@@ -6,7 +6,12 @@
  * It reads the files with libdat's own parser and search order
  * (dat/confpath.c), so it can show what the registry leaves out (kernel,
  * nondefault, other-version and shadowed lines), and opens entries only
- * through the public API. */
+ * through the public API.
+ *
+ * The same source is built twice (dat/dat_gen.h): datinfo against
+ * libdat.so.1 for u1.2 entries, and datinfo2 against libdat2.so.2, a
+ * helper that datinfo runs for each u2.0 entry ("datinfo2 --entry N:LINE"),
+ * since one process cannot hold both generations' structures. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -19,7 +24,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <dat/udat.h>
+#include <sys/wait.h>
+
+#include "dat_gen.h"
 
 #include "conf.h"
 #include "confpath.h"
@@ -29,11 +36,26 @@ struct entry {
 	struct dat_conf_entry e;
 	const char *file;
 	char skip[512];		/* why it is not opened, or "" */
+	int other_gen;		/* datinfo: a u2.0 entry, for datinfo2 to open */
 };
 
 static struct entry *entries;
 static size_t nentries;
 static int verbose, brief;
+static long helper_entry = -1;	/* datinfo2 --entry N:LINE: entry N only */
+
+/* The entries of the other generation: datinfo (DAT 1.2) hands u2.0 lines
+ * to datinfo2 (DAT 2.0); datinfo2 is only ever asked about its own. */
+#if DAT_GEN == 2
+#define OTHER_MAJOR 1
+#define OTHER_MINOR 2
+#else
+#define OTHER_MAJOR 2
+#define OTHER_MINOR 0
+#endif
+#ifndef DATINFO2_PATH
+#define DATINFO2_PATH "/usr/local/lib/libdat/datinfo2"
+#endif
 
 static void usage(FILE *to)
 {
@@ -51,7 +73,7 @@ static void note_bad_line(void *arg, unsigned line, const char *field,
 {
 	const char *file = arg;
 
-	if (!brief)
+	if (!brief && helper_entry < 0)
 		printf("  %s:%u: %s%s: %s; line skipped\n", file, line,
 		       strcmp(field, "end of line") ? "bad " : "", field, reason);
 }
@@ -113,10 +135,19 @@ static void classify(struct entry *x, size_t first_of_file)
 			 x->e.api_minor);
 		return;
 	}
-	if (x->e.api_major != 1 || x->e.api_minor != 2) {
+	if (x->e.api_major == OTHER_MAJOR && x->e.api_minor == OTHER_MINOR) {
+#if DAT_GEN == 2
+		snprintf(x->skip, sizeof(x->skip), "u1.2: a DAT 1.2 entry "
+			 "(libdat.so.1: datinfo opens it), not opened");
+		return;
+#else
+		x->other_gen = 1;
+#endif
+	} else if (x->e.api_major != DAT_VERSION_MAJOR ||
+		 x->e.api_minor != DAT_VERSION_MINOR) {
 		snprintf(x->skip, sizeof(x->skip),
-			 "u%u.%u: for another DAT library (e.g. libdapl2), "
-			 "not opened", x->e.api_major, x->e.api_minor);
+			 "u%u.%u: for another DAT library, not opened",
+			 x->e.api_major, x->e.api_minor);
 		return;
 	}
 	if (!x->e.is_default) {
@@ -148,8 +179,9 @@ static int read_files(void)
 {
 	struct dat_conf_source src[DAT_CONF_MAX_SOURCES];
 	size_t n = dat_conf_sources(src, DAT_CONF_MAX_SOURCES), i, j, k;
+	int quiet = brief || helper_entry >= 0;	/* datinfo2: the entry only */
 
-	if (!brief)
+	if (!quiet)
 		printf("dat.conf files, in the order libdat reads them:\n");
 	for (i = 0; i < n; i++) {
 		struct dat_conf_entry *got = NULL;
@@ -165,7 +197,7 @@ static int read_files(void)
 					"open: %s\n", src[i].path, strerror(err));
 				return -1;
 			}
-			if (!brief)
+			if (!quiet)
 				printf("  %s (%s): %s\n", src[i].path, src[i].why,
 				       err == ENOENT ? "not there"
 						     : strerror(err));
@@ -185,7 +217,7 @@ static int read_files(void)
 			len += j;
 		}
 		fclose(f);
-		if (!brief)
+		if (!quiet)
 			printf("  %s (%s): read\n", src[i].path, src[i].why);
 		if (!text || dat_conf_parse(text, len, &got, &ngot, note_bad_line,
 					    (void *)src[i].path) != 0) {
@@ -271,6 +303,16 @@ static void print_all(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
 	I(max_rdma_read_in); I(max_rdma_read_out);
 	B(max_rdma_read_per_ep_in_guaranteed);
 	B(max_rdma_read_per_ep_out_guaranteed);
+#if DAT_GEN == 2
+	B(zb_supported);
+	printf("    %-36s %d (%s)\n", "extension_supported",
+	       (int)ia->extension_supported,
+	       ia->extension_supported == DAT_EXTENSION_IB ? "DAT_EXTENSION_IB" :
+	       ia->extension_supported == DAT_EXTENSION_IW ? "DAT_EXTENSION_IW" :
+	       ia->extension_supported == DAT_EXTENSION_NONE ?
+	       "DAT_EXTENSION_NONE" : "?");
+	I(extension_version);
+#endif
 	print_named("num_transport_attr", ia->num_transport_attr,
 		    ia->transport_attr);
 	print_named("num_vendor_attr", ia->num_vendor_attr, ia->vendor_attr);
@@ -340,6 +382,12 @@ static void print_summary(const DAT_IA_ATTR *ia, const DAT_PROVIDER_ATTR *pa)
 		printf(" (max %d, %d receives each)", (int)ia->max_srqs,
 		       (int)ia->max_recv_per_srq);
 	printf("\n");
+#if DAT_GEN == 2
+	printf("    extensions: %s, version %d\n",
+	       ia->extension_supported == DAT_EXTENSION_IB ? "IB" :
+	       ia->extension_supported == DAT_EXTENSION_IW ? "iWARP" : "none",
+	       (int)ia->extension_version);
+#endif
 }
 
 /* Standard error caught into a temporary file around libdat calls, so
@@ -438,6 +486,54 @@ static void print_field(const char *s)
 		putchar(*s == '\t' || *s == '\n' ? ' ' : *s);
 }
 
+/* A u2.0 entry: datinfo2 (the same program built for DAT 2.0, linked to
+ * libdat2.so.2) reads the same files and shows entry x in the same form;
+ * datinfo checks the helper is there first, so that a host without the
+ * DAT 2.0 package still gets every line explained. */
+static void show_other(const struct entry *x)
+{
+	const char *helper = getenv("DATINFO2");	/* the build tree's */
+	char arg[64];
+	pid_t pid;
+	int st;
+
+	if (!helper || !*helper)
+		helper = DATINFO2_PATH;
+	if (access(helper, X_OK) != 0) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "u2.0: a DAT 2.0 entry; %s, which "
+			 "opens them, is not installed (the DAT 2.0 package "
+			 "ships it), not opened", helper);
+		if (brief) {
+			printf("%s\tnot-opened\t", x->e.ia_name);
+			print_field(why);
+			printf("\n");
+		} else {
+			printf("    %s\n", why);
+		}
+		return;
+	}
+	snprintf(arg, sizeof(arg), "%zu:%u", (size_t)(x - entries), x->e.line);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execl(helper, helper, "--entry", arg, "--provider", x->e.ia_name,
+		      brief ? "-b" : verbose ? "-v" : NULL, (char *)NULL);
+		fprintf(stderr, "datinfo: cannot run %s: %s\n", helper,
+			strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0) {
+		if (brief)
+			printf("%s\tunavailable\t%s failed\n", x->e.ia_name,
+			       helper);
+		else
+			printf("    unavailable here: %s failed\n", helper);
+	}
+}
+
 static void show(const struct entry *x)
 {
 	DAT_PROVIDER_ATTR pa;
@@ -447,8 +543,10 @@ static void show(const struct entry *x)
 	DAT_IA_HANDLE h;
 	char said[4096];
 	DAT_RETURN rc;
+	/* --brief: a u2.0 line's detail says so (the name may be a u1.2 one's) */
+	const char *gen = DAT_GEN == 2 ? "u2.0: " : "";
 
-	if (!brief)
+	if (!brief && helper_entry < 0)
 		printf("\n%s %c%u.%u %s %s (%s:%u)\n    library %s, ia_params \"%s\"\n",
 		       x->e.ia_name, x->e.api_type, x->e.api_major, x->e.api_minor,
 		       x->e.thread_safe ? "threadsafe" : "nonthreadsafe",
@@ -464,6 +562,10 @@ static void show(const struct entry *x)
 		}
 		return;
 	}
+	if (x->other_gen) {
+		show_other(x);
+		return;
+	}
 	rc = try_open(x, &h, said, sizeof(said));
 	for (char *t = said; *t; t++)
 		if (*t == '\t')
@@ -471,8 +573,8 @@ static void show(const struct entry *x)
 	if (rc != DAT_SUCCESS) {
 		dat_strerror(rc, &major, &minor);
 		if (brief) {
-			printf("%s\tunavailable\t%s %s%s", x->e.ia_name, major,
-			       minor, said[0] ? ": " : "");
+			printf("%s\tunavailable\t%s%s %s%s", x->e.ia_name, gen,
+			       major, minor, said[0] ? ": " : "");
 			print_said(said, "");
 			printf("\n");
 		} else {
@@ -487,13 +589,13 @@ static void show(const struct entry *x)
 	if (rc != DAT_SUCCESS) {
 		dat_strerror(rc, &major, &minor);
 		if (brief)
-			printf("%s\tunavailable\tdat_ia_query: %s %s\n",
-			       x->e.ia_name, major, minor);
+			printf("%s\tunavailable\t%sdat_ia_query: %s %s\n",
+			       x->e.ia_name, gen, major, minor);
 		else
 			printf("    opened, but dat_ia_query failed: %s %s\n",
 			       major, minor);
 	} else if (brief) {
-		printf("%s\tavailable\t", x->e.ia_name);
+		printf("%s\tavailable\t%s", x->e.ia_name, gen);
 		print_field(ia.adapter_name);
 		printf("\n");
 	} else {
@@ -533,12 +635,14 @@ int main(int argc, char **argv)
 		{ "provider", required_argument, NULL, 'p' },
 		{ "conf", no_argument, NULL, 'c' },
 		{ "list-only", no_argument, NULL, 'l' },
+		{ "entry", required_argument, NULL, 'e' },	/* datinfo2 */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *only = NULL;
 	struct catch quiet;
 	int c, conf = 0, listonly = 0, found = 0;
+	unsigned helper_line = 0;
 	size_t i;
 
 	opterr = 0;	/* datinfo says it itself, with its own name */
@@ -549,6 +653,14 @@ int main(int argc, char **argv)
 		case 'p': only = optarg; break;
 		case 'c': conf = 1; break;
 		case 'l': listonly = 1; break;
+		case 'e':
+			if (sscanf(optarg, "%ld:%u", &helper_entry,
+				   &helper_line) != 2 || helper_entry < 0) {
+				fprintf(stderr, "datinfo: bad --entry %s\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			fprintf(stderr, "datinfo: bad option or missing "
@@ -575,7 +687,8 @@ int main(int argc, char **argv)
 	read_registry();
 	catch_end(&quiet, NULL, 0);
 	for (i = 0; i < nentries; i++)
-		if (!entries[i].skip[0] && !is_registered(&entries[i].e))
+		if (!entries[i].skip[0] && !entries[i].other_gen &&
+		    !is_registered(&entries[i].e))
 			snprintf(entries[i].skip, sizeof(entries[i].skip),
 				 "not registered by libdat "
 				 "(dat_registry_list_providers does not list "
@@ -583,10 +696,15 @@ int main(int argc, char **argv)
 	for (i = 0; i < nentries; i++) {
 		if (only && strcmp(entries[i].e.ia_name, only))
 			continue;
+		/* datinfo2 --entry: the one entry datinfo asks about, which
+		 * must still be where datinfo saw it */
+		if (helper_entry >= 0 && (i != (size_t)helper_entry ||
+					  entries[i].e.line != helper_line))
+			continue;
 		found++;
 		show(&entries[i]);
 	}
-	if (!brief && !only)
+	if (!brief && !only && helper_entry < 0)
 		printf("\n%zu entr%s\n", nentries, nentries == 1 ? "y" : "ies");
 	for (i = 0; i < nentries; i++) {
 		free(entries[i].e.lib_path);

@@ -33,9 +33,15 @@ static const char *const software_lines[] = {
 	"\"127.0.0.1 0\" \"\"",
 	"ofi-tcp u1.2 nonthreadsafe default libdaplofi.so.1 dapl.1.2 "
 	"\"tcp 127.0.0.1\" \"\"",
+	/* the same for DAT 2.0 programs (libdat2.so.2) */
+	"tcp u2.0 nonthreadsafe default libdapl2tcp.so.2 dapl.2.0 "
+	"\"127.0.0.1 0\" \"\"",
+	"ofi-tcp u2.0 nonthreadsafe default libdapl2ofi.so.2 dapl.2.0 "
+	"\"tcp 127.0.0.1\" \"\"",
 };
 
 #define VERBS_LIB "libdaplverbs.so.1"
+#define VERBS2_LIB "libdapl2verbs.so.2"
 
 static const char *sysfs(void)
 {
@@ -208,7 +214,9 @@ int datinfo_conf(void)
 	snprintf(path, sizeof(path), "%s/class/infiniband", sysfs());
 	ndevs = list_dir(path, &devs);
 	for (i = 0; i < ndevs; i++) {
-		char node[64] = "", name[400];
+		/* name: the u1.2 entry's, as OpenFabrics' 1.2 dat.conf named
+		 * them; name2: the u2.0 one's, as its 2.x dat.conf does */
+		char node[64] = "", name[400], name2[400];
 		int iwarp;
 
 		snprintf(rel, sizeof(rel), "class/infiniband/%s/node_type", devs[i]);
@@ -239,13 +247,19 @@ int datinfo_conf(void)
 				 devs[i], ports[j]);
 			read_line(link, sizeof(link), rel);
 			if (iwarp) {
-				if (iwarps++ == 0)
+				if (iwarps++ == 0) {
 					snprintf(name, sizeof(name), "OpenIB-iwarp");
-				else
+					snprintf(name2, sizeof(name2), "ofa-v2-iwarp");
+				} else {
 					snprintf(name, sizeof(name), "OpenIB-iwarp-%s",
 						 netdev);
+					snprintf(name2, sizeof(name2),
+						 "ofa-v2-iwarp-%s", netdev);
+				}
 			} else if (!strcmp(link, "Ethernet")) {
 				snprintf(name, sizeof(name), "OpenIB-cma-roe-%s",
+					 netdev);
+				snprintf(name2, sizeof(name2), "ofa-v2-cma-roe-%s",
 					 netdev);
 			} else if (!strncmp(netdev, "ib", 2) &&
 				   (ibn = strtoul(netdev + 2, &end, 10), !*end &&
@@ -255,8 +269,10 @@ int datinfo_conf(void)
 				else
 					snprintf(name, sizeof(name), "OpenIB-cma-%lu",
 						 ibn);
+				snprintf(name2, sizeof(name2), "ofa-v2-%s", netdev);
 			} else {
 				snprintf(name, sizeof(name), "OpenIB-cma-%s", netdev);
+				snprintf(name2, sizeof(name2), "ofa-v2-%s", netdev);
 			}
 			printf("# %s port %s, %s on %s (%s)\n", devs[i], ports[j],
 			       iwarp ? "iWARP" : !strcmp(link, "Ethernet") ? "RoCE" :
@@ -264,6 +280,8 @@ int datinfo_conf(void)
 			       addr);
 			printf("%s u1.2 nonthreadsafe default %s dapl.1.2 \"%s 0\" \"\"\n",
 			       name, VERBS_LIB, netdev);
+			printf("%s u2.0 nonthreadsafe default %s dapl.2.0 \"%s 0\" \"\"\n",
+			       name2, VERBS2_LIB, netdev);
 			lines++;
 		}
 		free_list(ports, nports);

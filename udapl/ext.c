@@ -170,18 +170,19 @@ static struct dapl_ep *ep_get(DAT_HANDLE h)
 static DAT_RETURN write_immed(DAT_HANDLE h, va_list args)
 {
 	struct dapl_ext_req rq = { .kind = DAPL_EXT_WRITE_IMM, .flags_arg = 7 };
-	struct dapl_ep *ep;
+	struct dapl_ep *ep = ep_get(h);
 	DAT_RETURN rc;
 
+	/* (the handle first: a call on another object may carry no more
+	 * arguments to read) */
+	if (!ep)
+		return BAD_EP;
 	rq.n = va_arg(args, DAT_COUNT);
 	rq.iov = va_arg(args, DAT_LMR_TRIPLET *);
 	rq.cookie = va_arg(args, DAT_DTO_COOKIE);
 	rq.remote = va_arg(args, const DAT_RMR_TRIPLET *);
 	rq.imm = va_arg(args, DAT_UINT32);
 	rq.flags = (DAT_COMPLETION_FLAGS)va_arg(args, unsigned int);
-	ep = ep_get(h);
-	if (!ep)
-		return BAD_EP;
 	rc = ext_available(ep, DAPL_TDEV_WRITE_IMM,
 			   "dat_ib_post_rdma_write_immed");
 	if (rc == DAT_SUCCESS)
@@ -208,9 +209,11 @@ static DAT_RETURN atomic_op(DAT_HANDLE h, bool cmp_swap, va_list args)
 {
 	struct dapl_ext_req rq = { .n = 1 };
 	int arg = cmp_swap ? 4 : 3;       /* lbuf's number; rbuf, flgs follow */
-	struct dapl_ep *ep;
+	struct dapl_ep *ep = ep_get(h);
 	DAT_RETURN rc;
 
+	if (!ep)
+		return BAD_EP;
 	rq.kind = cmp_swap ? DAPL_EXT_CMP_SWAP : DAPL_EXT_FETCH_ADD;
 	rq.add_or_compare = va_arg(args, DAT_UINT64);
 	if (cmp_swap)
@@ -220,9 +223,6 @@ static DAT_RETURN atomic_op(DAT_HANDLE h, bool cmp_swap, va_list args)
 	rq.remote = va_arg(args, const DAT_RMR_TRIPLET *);
 	rq.flags = (DAT_COMPLETION_FLAGS)va_arg(args, unsigned int);
 	rq.flags_arg = arg + 3;
-	ep = ep_get(h);
-	if (!ep)
-		return BAD_EP;
 	rc = ext_available(ep, DAPL_TDEV_ATOMICS, cmp_swap ?
 			   "dat_ib_post_cmp_and_swap" :
 			   "dat_ib_post_fetch_and_add");

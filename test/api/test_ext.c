@@ -66,7 +66,8 @@ static int reg(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, struct mem *m, size_t len,
 	DAT_VADDR raddr;
 	DAT_RETURN rc;
 
-	m->buf = aligned_alloc(64, len);
+	/* (C11: the size a multiple of the alignment) */
+	m->buf = aligned_alloc(64, (len + 63) & ~(size_t)63);
 	if (!m->buf)
 		return -1;
 	memset(m->buf, 0, len);

@@ -95,7 +95,7 @@ fi
 command -v ss > /dev/null 2>&1 || skip "no ss to see whether dtestx's fixed ports are free"
 listening() { ss -Htln "sport = :$1" | grep -q .; }
 for p in $xport $qport; do
-	listening $p && skip "port $p is in use; dtestx cannot choose another"
+	listening "$p" && skip "port $p is in use; dtestx cannot choose another"
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dapl2-ext.XXXXXX") || exit 1

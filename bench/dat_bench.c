@@ -98,9 +98,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"	/* <dat/udat.h>; <dat2/udat.h> for bench/dat_bench2 */
 
 #include "bench.h"
+
+/* bench/dat_bench2 is this file built for DAT 2.0 (DAT_GEN=2, libdat2.so.2)
+ * to set the 2.0 data path beside 1.2's: its RMR triplet names the
+ * address as the LMR's does, and dat_lmr_create takes a VA type. */
+#if DAT_GEN == 2
+#define RMR_ADDR virtual_address
+#define VA_TYPE_ARG DAT_VA_TYPE_VA,
+#else
+#define RMR_ADDR target_address
+#define VA_TYPE_ARG
+#endif
 
 #define MAX_SIZES 8
 #define MAX_REPS 21
@@ -410,7 +421,7 @@ static void dat_rdma(struct bench_conn *c, int read, size_t off, size_t len)
 	DAT_RMR_TRIPLET remote = d->peer;
 	DAT_DTO_COOKIE cookie = { .as_64 = 1 };
 
-	remote.target_address += off;
+	remote.RMR_ADDR += off;
 	remote.segment_length = len;
 	if (read)
 		DCHECK(dat_ep_post_rdma_read(d->ep, 1, &iov, cookie, &remote,
@@ -761,7 +772,7 @@ static void dat_ep_open(struct dat_conn *d, struct bench_conn *c,
 	d->buf = bench_alloc(max_size, &d->buflen);
 	region.for_va = d->buf;
 	DCHECK(dat_lmr_create(d->ia, DAT_MEM_TYPE_VIRTUAL, region, d->buflen, d->pz,
-			      DAT_MEM_PRIV_ALL_FLAG, &d->lmr, &d->lmr_ctx,
+			      DAT_MEM_PRIV_ALL_FLAG, VA_TYPE_ARG &d->lmr, &d->lmr_ctx,
 			      &d->rmr_ctx, &reg_len, &reg_addr));
 	if (reg_addr != (DAT_VADDR)(uintptr_t)d->buf || reg_len < d->buflen)
 		bench_die(BENCH_EXIT_FAIL,
@@ -828,7 +839,7 @@ static void own_triplet(const struct dat_conn *d, const struct bench_conn *c,
 {
 	memset(t, 0, sizeof(*t));
 	t->rmr_context = d->rmr_ctx;
-	t->target_address = (DAT_VADDR)(uintptr_t)c->rx;
+	t->RMR_ADDR = (DAT_VADDR)(uintptr_t)c->rx;
 	t->segment_length = BENCH_RING * c->max_size;
 }
 

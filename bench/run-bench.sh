@@ -402,6 +402,48 @@ END {
 }'
 table_rc=$?
 
+# The DAT 2.0 data path against 1.2's: the 8 B Send and RDMA Write
+# ping-pongs, busy-polled, by dat_bench and by bench/dat_bench2 (the same
+# source built for libdat2.so.2 and the u2.0 lines), one after the other
+# on each IA; ratio = 2.0/1.2 (above 1 is slower).
+echo
+echo "== DAT 2.0 against DAT 1.2 (bench/dat_bench2)"
+if [ -x "$top/bench/dat_bench2" ]; then
+	for gen in 1 2; do
+		p=$prog
+		[ $gen -eq 2 ] && p="$top/bench/dat_bench2"
+		# shellcheck disable=SC2086 # $pin is empty or two words
+		timeout --kill-after=10 "$limit" "$p" $pin -t dat -m poll -n 2000 \
+			-p sendrecv@8,write@8 -i "$ias_scale" "$@" >"$tmp/gen$gen" 2>&1 ||
+			{ echo "run-bench.sh: DAT $gen.x run failed:" >&2; cat "$tmp/gen$gen" >&2; }
+	done
+	printf "%-9s %5s %-8s %10s %10s %9s\n" pattern size IA "1.2 us" "2.0 us" "2.0/1.2"
+	awk '
+	FNR == 1 { gen++ }
+	/^bench: / {
+		key = ""; v = ""
+		for (i = 2; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "pattern" || kv[1] == "size") key = key " " kv[2]
+			if (kv[1] ~ /^dat[0-9]*_us$/) { ia = kv[1]; us[gen, key, ia] = kv[2]; seen[key, ia] = 1 }
+		}
+	}
+	END {
+		n = split(ias, name, ",")
+		for (k in seen) {
+			split(k, part, SUBSEP)
+			split(part[1], ps, " ")
+			idx = part[2] == "dat_us" ? 1 : substr(part[2], 4, 1) + 0
+			a = us[1, part[1], part[2]]; b = us[2, part[1], part[2]]
+			r = (a > 0 && b > 0) ? sprintf("%.2f", b / a) : "-"
+			printf "%-9s %5s %-8s %10s %10s %9s\n", ps[1], ps[2], name[idx], a, b, r
+		}
+	}' ias="$ias_scale" "$tmp/gen1" "$tmp/gen2" | sort -k3,3 -k1,1
+else
+	echo "n/a: bench/dat_bench2 not built"
+fi
+echo
+
 # The two targets dat_bench cannot measure, each by its own script: the
 # instructions one 8-byte Send post + poll costs (callgrind; built only
 # when configure found <valgrind/callgrind.h>) and the first dat_ia_open

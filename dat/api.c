@@ -97,6 +97,24 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd,
 				provider_attr_mask, provider_attr);
 }
 
+#if DAT_GEN == 2
+/* OpenFabrics dapl 2.x's providers (Debian's libdaplofa.so.2, libdaploscm,
+ * libdaploucm) import this from libdat2.so.2 to turn a consumer's IA handle
+ * into their own; it is in no DAT header.  Exported so that those
+ * providers load under our libdat2 (their dlopen would fail without it). */
+DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE handle, DAT_IA_HANDLE *ia_handle_p);
+DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE handle, DAT_IA_HANDLE *ia_handle_p)
+{
+	DAT_IA_HANDLE ia;
+	DAT_PROVIDER *p;
+
+	if (!ia_handle_p || !dat_ia_resolve(handle, &ia, &p))
+		return BAD_HANDLE(DAT_INVALID_HANDLE_IA);
+	*ia_handle_p = ia;
+	return DAT_SUCCESS;
+}
+#endif
+
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context)
 {
 	DAT_PROVIDER *p = any_owner(&handle);

@@ -805,17 +805,17 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT async_evd_qlen,
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	if (!ia_handle)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
-#if DAT_GEN == 2
-	/* A u1.2 line names a library with a 70-slot table of other
-	 * signatures: never loaded for a libdat2 consumer. */
+	/* A line of the other generation names a library whose table has
+	 * other slots and signatures (70 in 1.2, 81 in 2.0), linked against
+	 * the other libdat: never loaded, whichever libdat this is. */
 	if (dapl_major != DAT_VERSION_MAJOR) {
-		dat_log(DAT_LOG_ERROR, "dat_ia_open(\"%s\"): this libdat2 opens "
-			"DAT %d entries only, not %u.%u", name,
+		dat_log(DAT_LOG_ERROR, "dat_ia_open(\"%s\"): %s opens DAT %d "
+			"entries only, not %u.%u", name,
+			DAT_VERSION_MAJOR == 2 ? "libdat2" : "libdat",
 			DAT_VERSION_MAJOR, (unsigned)dapl_major,
 			(unsigned)dapl_minor);
 		return DAT_ERROR(DAT_PROVIDER_NOT_FOUND, DAT_MAJOR_NOT_FOUND);
 	}
-#endif
 
 	sr_ensure_loaded();
 	memset(&key, 0, sizeof(key));

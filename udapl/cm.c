@@ -84,14 +84,35 @@ static void dev_limits(const struct dapl_ia *ia, struct dapl_read_limits *l)
 
 /* Ends an EP's connection attempt or connection with event num on its
  * connect EVD.  ia->lock held. */
-static void ep_fail(struct dapl_ep *ep, DAT_EVENT_NUMBER num, bool drop)
+static void ep_fail_pdata(struct dapl_ep *ep, DAT_EVENT_NUMBER num, bool drop,
+			  DAT_COUNT pdata_size, DAT_PVOID pdata)
 {
+#if DAT_GEN == 2
+	bool was_connected = ep->param.ep_state == DAT_EP_STATE_CONNECTED ||
+		ep->param.ep_state == DAT_EP_STATE_DISCONNECT_PENDING;
+#endif
+
 	if (drop)
 		dapl_ep_drop_tep(ep);
 	ep->deadline_ns = 0;
 	ep->param.ep_state = DAT_EP_STATE_DISCONNECTED;
 	if (ep->connect_evd)
-		dapl_evd_post_connection(ep->connect_evd, num, ep, 0, NULL);
+		dapl_evd_post_connection(ep->connect_evd, num, ep, pdata_size,
+					 pdata);
+#if DAT_GEN == 2
+	/* An SRQ's EP whose connection ended also reports
+	 * DAT_ASYNC_ERROR_EP_BROKEN on the IA's async EVD, as dapl 2.x does
+	 * (IB's "last WQE reached" of a QP on an SRQ): DAT 2.0 programs
+	 * (dtestsrq) wait for it before they free the EP. */
+	if (was_connected && ep->srq)
+		dapl_evd_post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN,
+				    (DAT_HANDLE)ep);
+#endif
+}
+
+static void ep_fail(struct dapl_ep *ep, DAT_EVENT_NUMBER num, bool drop)
+{
+	ep_fail_pdata(ep, num, drop, 0, NULL);
 }
 
 /* Fills in the addresses and ports the transport knows once connected. */
@@ -279,10 +300,20 @@ static void on_rejected(struct dapl_ia *ia, struct dapl_ep *ep,
 				 dapl_wire_reject_str(consumer_len ?
 					*(const uint8_t *)consumer : 0));
 		} else if (st == DAPL_WIRE_OK || st == DAPL_WIRE_LEGACY) {
+			/* the peer consumer's reject data (dat_cr_reject of
+			 * DAT 2.0) rides on the event, as an accept's does */
+			if (consumer_len > sizeof(ep->pdata))
+				consumer_len = sizeof(ep->pdata);
+			memcpy(ep->pdata, consumer, consumer_len);
+			ep->pdata_len = consumer_len;
 			num = DAT_CONNECTION_EVENT_PEER_REJECTED;
 		}
 	}
-	ep_fail(ep, num, false);
+	if (num == DAT_CONNECTION_EVENT_PEER_REJECTED && ep->pdata_len)
+		ep_fail_pdata(ep, num, false, (DAT_COUNT)ep->pdata_len,
+			      ep->pdata);
+	else
+		ep_fail(ep, num, false);
 }
 
 static void on_disconnected(struct dapl_ep *ep)

@@ -9,15 +9,31 @@
 # LD_LIBRARY_PATH at our dat/.libs and DAT_OVERRIDE at the build tree's
 # dat.conf, whose "tcp u2.0" line names providers/tcp/libdapl2tcp.so.2:
 #   dapltest -T S on a free port; -T T Send/Recv, -T T with RDMA Write and
-#   Read and -V (data checked); -T P RDMA Write; -T F queryinfo (17 cases,
-#   no server); -T Q; the server must exit 0 having run them;
-#   dtest server and client (its fixed conn qual 45248: when that port is
-#   taken the dtest part is SKIPPED loudly): both must print
+#   Read and -V (data checked); -T P RDMA Write; -T Q; the server must exit
+#   0 having run them; -T F queryinfo, hwconn, endpoint, pz, mem, connmgt
+#   (no server; every case must PASS); -T L, every limit test;
+#   dtest (default, -p polling, -c CNO) server and client: both must print
 #   "DAPL Test Complete. PASSED" and neither an error (dtest prints PASSED
-#   and exits 0 even after failures, so its text is checked).
+#   and exits 0 even after failures, so its text is checked);
+#   dtestcm (1000 connections, polled and -w waited): "ALL 1000 CONNECTED"
+#   on both sides; dtestsrq (one and four connections on an SRQ): "DAPL RC
+#   SRQ Test Complete." on both sides.
+# dtest, dtestcm and dtestsrq use fixed TCP ports (45248 and 15828 for
+# their own socket exchange), so the script runs in a network namespace of
+# its own (unshare -n, loopback up) where it can: two make checks at once
+# would otherwise connect to each other's servers.  Without one, a taken
+# port SKIPs the dtest part loudly.
 # Without the package the whole check is SKIPPED (exit 77) loudly.
 set -u
 srcdir=${srcdir:-.}
+
+# a network namespace of our own (see above), when we may make one
+if [ -z "${DAPL2_UTILS_NETNS:-}" ] && command -v unshare > /dev/null 2>&1 &&
+   command -v ip > /dev/null 2>&1 && unshare -n true 2>/dev/null; then
+	DAPL2_UTILS_NETNS=1
+	export DAPL2_UTILS_NETNS
+	exec unshare -n sh -c 'ip link set lo up && exec sh "$0"' "$0"
+fi
 work=test/abi2/dapl2-utils
 conf=${DAT_TEST_CONF:-$(pwd)/dat.conf}
 ia=tcp
@@ -55,6 +71,8 @@ DAT_OVERRIDE=$conf
 export LD_LIBRARY_PATH DAT_OVERRIDE
 DAPLTEST=$(pwd)/$work/usr/bin/dapltest
 DTEST=$(pwd)/$work/usr/bin/dtest
+DTESTCM=$(pwd)/$work/usr/bin/dtestcm
+DTESTSRQ=$(pwd)/$work/usr/bin/dtestsrq
 export DAPLTEST
 # theirs must resolve dat_* from ours, not from an installed libdat2
 ldd "$DAPLTEST" | grep -q "libdat2.so.2 => $(pwd)/dat/.libs/" ||
@@ -126,32 +144,89 @@ else
 	echo "PASS: the dapltest server exited 0"
 fi
 
-run fft "$DAPLTEST" -T F -D $ia -f queryinfo
-n=$(grep -c 'Result: PASS' "$tmp/fft.out")
-if [ "$rc" -ne 0 ] || [ "$n" -ne 17 ] || grep -q 'Result: FAIL' "$tmp/fft.out"; then
-	echo "FAIL: fft queryinfo: $n of 17 passed (status $rc)"
-	grep -B6 'Result: FAIL' "$tmp/fft.out"; fail=1
+# fft CASE COUNT: every one of COUNT cases passes
+fft() {
+	run "fft-$1" "$DAPLTEST" -T F -D $ia -f "$1"
+	n=$(grep -c 'Result: PASS' "$tmp/fft-$1.out")
+	if [ "$rc" -ne 0 ] || [ "$n" -ne "$2" ] ||
+	   grep -q 'Result: FAIL' "$tmp/fft-$1.out"; then
+		echo "FAIL: fft $1: $n of $2 passed (status $rc)"
+		cat "$tmp/fft-$1.out"; fail=1
+	else
+		echo "PASS: fft $1 ($2 cases)"
+	fi
+}
+fft queryinfo 17
+fft hwconn 4
+fft endpoint 3
+fft pz 3
+fft mem 5
+fft connmgt 2
+
+# -T L: 2.1.10 prints no Result line; each test's count must be there
+run limit "$DAPLTEST" -T L -D $ia -w 8 -m 100
+n=$(grep -c '^Limitation Test' "$tmp/limit.out")
+if [ "$rc" -ne 0 ] || [ "$n" -ne 10 ] ||
+   grep -Eq 'FAIL|[Ee]rror|not implemented' "$tmp/limit.out" ||
+   ! grep -q 'IAs opened: 100' "$tmp/limit.out" ||
+   ! grep -q 'EPs created: 100' "$tmp/limit.out" ||
+   ! grep -q 'LMRs created: 100' "$tmp/limit.out" ||
+   ! grep -q 'dat_ep_post_recv fails: DAT_INSUFFICIENT_RESOURCES' "$tmp/limit.out" ||
+   ! grep -q 'LMR of 0x[0-9a-f]* bytes OK' "$tmp/limit.out"; then
+	echo "FAIL: dapltest -T L (status $rc, $n of 10 tests)"
+	cat "$tmp/limit.out"; fail=1
 else
-	echo "PASS: fft queryinfo (17 cases)"
+	echo "PASS: dapltest -T L (10 limit tests)"
 fi
 
-# dtest: its conn qual 45248 is our tcp port; skip that part when taken
-if command -v ss > /dev/null 2>&1 && ss -Htln 'sport = :45248' | grep -q .; then
-	echo "########################################################"
-	echo "SKIP: dtest: port 45248 is in use; dtest cannot choose another"
-	echo "########################################################"
-else
-	timeout 120 "$DTEST" -s -P $ia </dev/null >"$tmp/dtest-s.out" 2>&1 &
+# listening PORT: whether something listens on TCP port PORT
+listening() {
+	ss -Htln "sport = :$1" | grep -q .
+}
+
+# pair NAME PORT "SERVER ARGS" "CLIENT ARGS": the server, and the client
+# once the server listens on PORT (or has given up); outputs in
+# $tmp/NAME-s.out and $tmp/NAME-c.out, statuses in $src and $rc
+pair() {
+	_name=$1
+	_port=$2
+	timeout 120 $3 </dev/null >"$tmp/$_name-s.out" 2>&1 &
 	dsrv=$!
-	# the client goes once the server listens (or has given up)
 	i=0
-	while [ $i -lt 200 ] && kill -0 "$dsrv" 2>/dev/null &&
-	      ! ss -Htln 'sport = :45248' | grep -q .; do
+	while [ $i -lt 400 ] && kill -0 "$dsrv" 2>/dev/null &&
+	      ! listening "$_port"; do
 		i=$((i + 1)); sleep 0.05
 	done
-	run dtest-c "$DTEST" -P $ia -h 127.0.0.1
+	run "$_name-c" $4
 	wait "$dsrv"; src=$?; dsrv=
-	if grep -q 'DAT_CONN_QUAL_IN_USE' "$tmp/dtest-s.out"; then
+}
+
+# both NAME PATTERN: both sides exited 0 and printed PATTERN, no error
+both() {
+	for side in "$1-s" "$1-c"; do
+		if [ "$rc" -ne 0 ] || [ "$src" -ne 0 ] || ! grep -q "$2" "$tmp/$side.out" ||
+		   grep -Eqi 'error|fail|not implemented|segmentation' "$tmp/$side.out"; then
+			echo "FAIL: $side (client status $rc, server status $src)"
+			cat "$tmp/$side.out"; fail=1
+		else
+			echo "PASS: $side"
+		fi
+	done
+}
+
+# dtest's conn qual 45248 is our tcp port, and 15828 its socket exchange:
+# in a shared network namespace a taken one skips that part
+if [ -z "${DAPL2_UTILS_NETNS:-}" ] && { listening 45248 || listening 15828; }; then
+	echo "########################################################"
+	echo "SKIP: dtest, dtestcm, dtestsrq: port 45248 or 15828 is in use"
+	echo "      (no network namespace of our own); they cannot choose others"
+	echo "########################################################"
+	exit $fail
+fi
+for opt in "" -p -c; do
+	# the server listens on its socket-exchange port 15828 first
+	pair "dtest$opt" 15828 "$DTEST -s -P $ia $opt" "$DTEST -P $ia -h 127.0.0.1 $opt"
+	if grep -q 'DAT_CONN_QUAL_IN_USE' "$tmp/dtest$opt-s.out"; then
 		# taken between the look above and the listen (45248 is in
 		# the ephemeral range): not a failure of ours
 		echo "########################################################"
@@ -159,14 +234,22 @@ else
 		echo "########################################################"
 		exit $fail
 	fi
-	for side in dtest-s dtest-c; do
-		if ! grep -q 'DAPL Test Complete. PASSED' "$tmp/$side.out" ||
-		   grep -Eqi 'error|fail|not implemented' "$tmp/$side.out"; then
-			echo "FAIL: $side (client status $rc, server status $src)"
-			cat "$tmp/$side.out"; fail=1
-		else
-			echo "PASS: $side"
-		fi
-	done
-fi
+	both "dtest$opt" 'DAPL Test Complete. PASSED'
+done
+# the connection rate test: 1000 connections in bursts of 100, the
+# requests polled, then waited for (-w)
+for opt in "" -w; do
+	pair "dtestcm$opt" 15828 "$DTESTCM -s -P $ia -p 45249 $opt" \
+		"$DTESTCM -P $ia -h 127.0.0.1 -p 45249 $opt"
+	both "dtestcm$opt" 'ALL 1000 CONNECTED'
+done
+# Send/Recv over EPs that share an SRQ.  Its default message size is the
+# provider's DAT_IB_TRANSPORT_MTU attribute, which libdat does not report
+# yet: -b gives one.
+for opt in "" "-c 4 -B 10 -t 5"; do
+	# shellcheck disable=SC2086 # opt is words
+	pair "dtestsrq${opt:+-c4}" 45250 "$DTESTSRQ -s -P $ia -p 45250 -b 2048 $opt" \
+		"$DTESTSRQ -P $ia -h 127.0.0.1 -p 45250 -b 2048 $opt"
+	both "dtestsrq${opt:+-c4}" 'DAPL RC SRQ Test Complete.'
+done
 exit $fail

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The API suites and dapltest's scripts again, over the native TCP
 # (iWARP) provider "tcp" instead of ofi-tcp (make check runs them over
-# DAT_TEST_IA, ofi-tcp).  One line per program; fails if any fails.
+# DAT_TEST_IA, ofi-tcp); the suites' DAT 2.0 builds (test_*2, against
+# libdat2.so.2) open tcp's u2.0 line.  One line per program; fails if any
+# fails.
 set -u
 builddir=${builddir:-.}
 srcdir=${srcdir:-.}
@@ -12,7 +14,8 @@ fi
 DAT_TEST_IA=tcp
 export DAT_TEST_IA
 fail=0
-for t in test_conn test_objects test_mem test_dto test_compat test_order; do
+for t in test_conn test_objects test_mem test_dto test_compat test_order \
+	 test_conn2 test_objects2 test_mem2 test_dto2 test_compat2 test_order2; do
 	out=$("$builddir/test/api/$t" 2>&1)
 	rc=$?
 	line=$(printf '%s\n' "$out" | grep '^[0-9]*%: Checks' | tail -1)

@@ -162,6 +162,13 @@ const char *hx_event_str(DAT_EVENT_NUMBER ev)
 	case DAT_ASYNC_ERROR_TIMED_OUT: return "ASYNC_ERROR_TIMED_OUT";
 	case DAT_ASYNC_ERROR_PROVIDER_INTERNAL_ERROR: return "ASYNC_ERROR_PROVIDER_INTERNAL_ERROR";
 	case DAT_SOFTWARE_EVENT: return "SOFTWARE";
+#if DAT_GEN == 2
+	case DAT_HA_DOWN_TO_1: return "HA_DOWN_TO_1";
+	case DAT_HA_UP_TO_MULTI_PATH: return "HA_UP_TO_MULTI_PATH";
+	case DAT_EXTENSION_EVENT: return "EXTENSION";
+	case DAT_IB_EXTENSION_RANGE_BASE: return "IB_EXTENSION_RANGE_BASE";
+	case DAT_IW_EXTENSION_RANGE_BASE: return "IW_EXTENSION_RANGE_BASE";
+#endif
 	}
 	b = buf[next++ % 4];
 	snprintf(b, sizeof(buf[0]), "event 0x%x", (unsigned)ev);
@@ -188,11 +195,54 @@ const char *hx_state_str(DAT_EP_STATE st)
 	case DAT_EP_STATE_DISCONNECT_PENDING: return "DISCONNECT_PENDING";
 	case DAT_EP_STATE_DISCONNECTED: return "DISCONNECTED";
 	case DAT_EP_STATE_COMPLETION_PENDING: return "COMPLETION_PENDING";
+#if DAT_GEN == 2
+	case DAT_EP_STATE_CONNECTED_SINGLE_PATH: return "CONNECTED_SINGLE_PATH";
+	case DAT_EP_STATE_CONNECTED_MULTI_PATH: return "CONNECTED_MULTI_PATH";
+#endif
 	}
 	b = buf[next++ % 4];
 	snprintf(b, sizeof(buf[0]), "state %d", (int)st);
 	return b;
 }
+
+#if DAT_GEN == 2
+/* ---- the DAT 2.0 forms of the 1.2 calls ----------------------------- */
+
+/* LMRs the test created, newest first in a ring, for hx_lmr_of. */
+static struct {
+	DAT_LMR_CONTEXT ctx;
+	DAT_LMR_HANDLE lmr;
+} hx_lmrs[256];
+static unsigned hx_nlmrs;
+
+DAT_RETURN hx_lmr_noted(DAT_RETURN rc, const DAT_LMR_HANDLE *lmr,
+			const DAT_LMR_CONTEXT *ctx)
+{
+	if (rc == DAT_SUCCESS && lmr && ctx) {
+		unsigned i = hx_nlmrs++ % (sizeof(hx_lmrs) / sizeof(hx_lmrs[0]));
+
+		hx_lmrs[i].ctx = *ctx;
+		hx_lmrs[i].lmr = *lmr;
+	}
+	return rc;
+}
+
+DAT_LMR_HANDLE hx_lmr_of(const DAT_LMR_TRIPLET *iov)
+{
+	unsigned n = sizeof(hx_lmrs) / sizeof(hx_lmrs[0]);
+	unsigned k = hx_nlmrs < n ? hx_nlmrs : n;
+
+	if (!iov)
+		return DAT_HANDLE_NULL;
+	for (unsigned j = 1; j <= k; j++) {
+		unsigned i = (hx_nlmrs - j) % n;
+
+		if (hx_lmrs[i].ctx == iov->lmr_context)
+			return hx_lmrs[i].lmr;
+	}
+	return DAT_HANDLE_NULL;
+}
+#endif
 
 /* ---- addresses and private data ------------------------------------- */
 

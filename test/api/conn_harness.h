@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include <netinet/in.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"	/* <dat/udat.h>, or <dat2/udat.h> with DAT_GEN=2 */
 
 /* Every wait for an event: generous, so a bug fails instead of hanging. */
 #define HX_WAIT_US (10u * 1000u * 1000u)
@@ -34,6 +34,64 @@
 #define HX_PIPE_WAIT_MS (45 * 1000)
 /* Check's per-test timeout for tests that use peers (> the alarm). */
 #define HX_TEST_TIMEOUT_S 120
+
+/* ---- one source, two DAT generations --------------------------------
+ *
+ * The suites are written to DAT 1.2 and built a second time with
+ * DAT_GEN=2 against libdat2.so.2 (test_*2 in make check).  Where the 2.0
+ * call takes more, these give its extra arguments the 1.2 meaning: a
+ * virtual address (DAT_VA_TYPE_VA), no reject private data, and the RMR
+ * bound over the LMR whose context the triplet names.  Field names that
+ * differ are spelled through HX_RMR_ADDR and HX_CLEAR_PAD. */
+#if DAT_GEN == 2
+DAT_RETURN hx_lmr_noted(DAT_RETURN rc, const DAT_LMR_HANDLE *lmr,
+			const DAT_LMR_CONTEXT *ctx);
+DAT_LMR_HANDLE hx_lmr_of(const DAT_LMR_TRIPLET *iov);
+static inline DAT_RETURN hx_lmr_create2(DAT_IA_HANDLE ia, DAT_MEM_TYPE type,
+		DAT_REGION_DESCRIPTION region, DAT_VLEN len, DAT_PZ_HANDLE pz,
+		DAT_MEM_PRIV_FLAGS priv, DAT_LMR_HANDLE *lmr,
+		DAT_LMR_CONTEXT *lctx, DAT_RMR_CONTEXT *rctx, DAT_VLEN *rlen,
+		DAT_VADDR *raddr)
+{
+	return hx_lmr_noted((dat_lmr_create)(ia, type, region, len, pz, priv,
+					     DAT_VA_TYPE_VA, lmr, lctx, rctx,
+					     rlen, raddr), lmr, lctx);
+}
+static inline DAT_RETURN hx_rmr_bind2(DAT_RMR_HANDLE rmr,
+		const DAT_LMR_TRIPLET *iov, DAT_MEM_PRIV_FLAGS priv,
+		DAT_EP_HANDLE ep, DAT_RMR_COOKIE cookie,
+		DAT_COMPLETION_FLAGS flags, DAT_RMR_CONTEXT *ctx)
+{
+	return (dat_rmr_bind)(rmr, hx_lmr_of(iov), iov, priv, DAT_VA_TYPE_VA,
+			      ep, cookie, flags, ctx);
+}
+#define dat_lmr_create hx_lmr_create2
+#define dat_rmr_bind hx_rmr_bind2
+#define dat_cr_reject(cr) (dat_cr_reject)(cr, 0, NULL)
+#define HX_RMR_ADDR virtual_address
+#define HX_CLEAR_PAD(triplet) ((void)0)
+/* DAT_INVALID_ARGn of the 1.2 argument n of dat_lmr_create (2.0 adds
+ * va_type as its 7th) and dat_rmr_bind (2.0 adds the LMR handle 2nd and
+ * va_type 5th) */
+#define HX_ARGN(n) \
+	DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1 + (n) - 1)
+#define HX_LMR_ARG(n) HX_ARGN((n) >= 7 ? (n) + 1 : (n))
+#define HX_BIND_ARG(n) HX_ARGN((n) >= 4 ? (n) + 2 : (n) >= 2 ? (n) + 1 : (n))
+/* the dat.conf words and provider version of this generation */
+#define HX_API "u2.0"
+#define HX_DAPL_VER "dapl.2.0"
+#define HX_DAPL_MAJOR 2
+#define HX_DAPL_MINOR 0
+#else
+#define HX_RMR_ADDR target_address
+#define HX_CLEAR_PAD(triplet) ((triplet).pad = 0)
+#define HX_LMR_ARG(n) HX_ARG(n)
+#define HX_BIND_ARG(n) HX_ARG(n)
+#define HX_API "u1.2"
+#define HX_DAPL_VER "dapl.1.2"
+#define HX_DAPL_MAJOR 1
+#define HX_DAPL_MINOR 2
+#endif
 
 /* ---- environment ---------------------------------------------------- */
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"	/* <dat/udat.h>, or <dat2/udat.h> with DAT_GEN=2 */
 
 #include "conn_harness.h"
 
@@ -331,7 +331,7 @@ START_TEST(local_read_implied)
 	hx_pattern(wo.buf, 200, 9);
 	memset(&rt, 0, sizeof(rt));
 	rt.rmr_context = remote.rctx;
-	rt.target_address = va(remote.buf);
+	rt.HX_RMR_ADDR = va(remote.buf);
 	rt.segment_length = 200;
 	t = trip(wo.lctx, wo.buf, 200);
 	HX_OK(dat_ep_post_rdma_write(pr.cl.ep, 1, &t, cookie(0x33), &rt,
@@ -404,10 +404,10 @@ START_TEST(strict_zero_length_lmr)
 	hx_ia_open(&x);
 	memset(&r, 0, sizeof(r));
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, r, 0, x.pz, ALL_LOCAL, &lmr,
-			     NULL, NULL, NULL, NULL), HX_ARG(4));
+			     NULL, NULL, NULL, NULL), HX_LMR_ARG(4));
 	r.for_va = buf;
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, r, 0, x.pz, ALL_LOCAL, &lmr,
-			     NULL, NULL, NULL, NULL), HX_ARG(4));
+			     NULL, NULL, NULL, NULL), HX_LMR_ARG(4));
 	ck_assert_ptr_eq(lmr, DAT_HANDLE_NULL);
 	hx_ia_close(&x);
 }
@@ -429,7 +429,7 @@ START_TEST(strict_local_read_required)
 		   DAT_PRIVILEGES_VIOLATION);
 	memset(&rt, 0, sizeof(rt));
 	rt.rmr_context = remote.rctx;
-	rt.target_address = va(remote.buf);
+	rt.HX_RMR_ADDR = va(remote.buf);
 	rt.segment_length = 64;
 	HX_RC_TYPE(dat_ep_post_rdma_write(pr.cl.ep, 1, &t, cookie(2), &rt,
 					  DAT_COMPLETION_DEFAULT_FLAG),

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"	/* <dat/udat.h>, or <dat2/udat.h> with DAT_GEN=2 */
 
 #include "conn_harness.h"
 
@@ -249,6 +249,9 @@ static const char *status_str(DAT_DTO_COMPLETION_STATUS st)
 	case DAT_DTO_ERR_RECEIVER_NOT_READY: return "ERR_RECEIVER_NOT_READY";
 	case DAT_DTO_ERR_PARTIAL_PACKET: return "ERR_PARTIAL_PACKET";
 	case DAT_RMR_OPERATION_FAILED: return "RMR_OPERATION_FAILED";
+#if DAT_GEN == 2
+	case DAT_DTO_ERR_LOCAL_MM_ERROR: return "ERR_LOCAL_MM_ERROR";
+#endif
 	}
 	s = b[next++ % 4];
 	snprintf(s, sizeof(b[0]), "status %d", (int)st);
@@ -631,7 +634,7 @@ static void do_expose(struct server *s, const struct hx_msg *m)
 
 		memset(adv, 0, sizeof(*adv));
 		adv->rmr_context = ctx;
-		adv->target_address = va(s->data.buf + off);
+		adv->HX_RMR_ADDR = va(s->data.buf + off);
 		adv->segment_length = len;
 		memset(&iov, 0, sizeof(iov));
 		iov.lmr_context = s->ctl.lctx;
@@ -1137,11 +1140,11 @@ static void srv_expose(struct dep *e, int sep, int mode, DAT_MEM_PRIV_FLAGS priv
 		return;
 	expect_dto(e->rcv, e->ep, CK(0xAD1), DAT_DTO_SUCCESS, sizeof(*got));
 	ck_assert_msg(got->rmr_context == (DAT_RMR_CONTEXT)m.v[0] &&
-		      got->target_address == (DAT_VADDR)m.v[1] &&
+		      got->HX_RMR_ADDR == (DAT_VADDR)m.v[1] &&
 		      got->segment_length == (DAT_VLEN)m.v[2],
 		      "the advertised triplet {%#x, %#llx, %llu} differs from the server's "
 		      "{%#x, %#llx, %llu}", got->rmr_context,
-		      (unsigned long long)got->target_address,
+		      (unsigned long long)got->HX_RMR_ADDR,
 		      (unsigned long long)got->segment_length, (unsigned)m.v[0],
 		      (unsigned long long)m.v[1], (unsigned long long)m.v[2]);
 	a->t = *got;
@@ -1548,7 +1551,7 @@ START_TEST(rdma_remote_faults)
 			   DAT_MEM_PRIV_REMOTE_READ_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
 			   off, len, seed, 0, CK(0xB1), &a);
 		target = a.t;
-		target.target_address = a.t.target_address + len - 16;
+		target.HX_RMR_ADDR = a.t.HX_RMR_ADDR + len - 16;
 		target.segment_length = 64;
 		break;
 	case F_OTHER_PZ:
@@ -1718,7 +1721,7 @@ START_TEST(unconnected_posts)
 	iov.segment_length = 64;
 	memset(&rt, 0, sizeof(rt));
 	rt.rmr_context = cdata.rctx;
-	rt.target_address = va(cdata.buf + 4096);
+	rt.HX_RMR_ADDR = va(cdata.buf + 4096);
 	rt.segment_length = 64;
 	HX_RC(dat_ep_post_send(e.ep, 1, &iov, cookie(1), DAT_COMPLETION_DEFAULT_FLAG),
 	      HX_STATE(DAT_INVALID_STATE_EP_UNCONNECTED));
@@ -1851,7 +1854,7 @@ START_TEST(flush_on_disconnect)
 
 		memset(&rt, 0, sizeof(rt));
 		rt.rmr_context = cdata.rctx;
-		rt.target_address = va(cdata.buf);
+		rt.HX_RMR_ADDR = va(cdata.buf);
 		rt.segment_length = 64;
 		HX_OK(dat_ep_post_send(e.ep, 1, &iov, cookie(CK(0x40001)), DAT_COMPLETION_DEFAULT_FLAG));
 		HX_OK(dat_ep_post_rdma_read(e.ep, 1, &iov, cookie(CK(0x40002)), &rt,
@@ -2065,7 +2068,7 @@ START_TEST(rmr_bind_rebind)
 	srv_expose(&e, sep, E_REBIND, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, offB, len, 0,
 		   DAT_COMPLETION_DEFAULT_FLAG, CK(0xB2D), &a2);
 	ck_assert_msg(a2.t.rmr_context != a1.t.rmr_context, "the rebind kept the context");
-	ck_assert(a2.t.target_address == a1.t.target_address - offA + offB);
+	ck_assert(a2.t.HX_RMR_ADDR == a1.t.HX_RMR_ADDR - offA + offB);
 	fill_layout(cdata.buf, &l, 12);
 	post_done_recv(sep);
 	HX_OK(dat_ep_post_rdma_write(e.ep, 1, &iov, cookie(CK(3)), &a2.t,

@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"	/* <dat/udat.h>, or <dat2/udat.h> with DAT_GEN=2 */
 
 #include "conn_harness.h"
 
@@ -467,7 +467,7 @@ START_TEST(lmr_create_bad_arguments)
 	HX_RC_TYPE(dat_lmr_create(x.ia, (DAT_MEM_TYPE)0x40, region(buf), 4096, pz2, ALL_LOCAL,
 				  &lmr, NULL, NULL, NULL, NULL), DAT_MODEL_NOT_SUPPORTED);
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(NULL), 4096, pz2, ALL_LOCAL, &lmr,
-			     NULL, NULL, NULL, NULL), HX_ARG(3));
+			     NULL, NULL, NULL, NULL), HX_LMR_ARG(3));
 	/* zero length, NULL too: the length is what is wrong, and
 	 * DAT_LENGTH_ERROR is what OpenFabrics' 1.2 programs test for
 	 * (DAT_STRICT=1's INVALID_PARAMETER|ARG4: test_compat.c) */
@@ -477,14 +477,14 @@ START_TEST(lmr_create_bad_arguments)
 			     NULL, NULL, NULL, NULL), DAT_ERROR(DAT_LENGTH_ERROR, 0));
 	/* a length past the end of the address space */
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), UINT64_MAX, pz2, ALL_LOCAL,
-			     &lmr, NULL, NULL, NULL, NULL), HX_ARG(4));
+			     &lmr, NULL, NULL, NULL, NULL), HX_LMR_ARG(4));
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region((void *)(uintptr_t)0x10),
 			     UINT64_MAX - 0xf, pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL),
-	      HX_ARG(3));
+	      HX_LMR_ARG(3));
 	/* memory this process has not mapped: the address 0x10, a hole
 	 * where a mapping was, and a region running past a mapping's end */
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region((void *)(uintptr_t)0x10), 4096,
-			     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+			     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_LMR_ARG(3));
 	{
 		long pg = sysconf(_SC_PAGESIZE);
 		char *map = mmap(NULL, (size_t)(3 * pg), PROT_READ | PROT_WRITE,
@@ -493,11 +493,11 @@ START_TEST(lmr_create_bad_arguments)
 		ck_assert_ptr_ne(map, MAP_FAILED);
 		ck_assert_int_eq(munmap(map + pg, (size_t)pg), 0);
 		HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map + pg), 64, pz2,
-				     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+				     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_LMR_ARG(3));
 		HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map + pg - 8), 16, pz2,
-				     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+				     ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_LMR_ARG(3));
 		HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map), (DAT_VLEN)(3 * pg),
-				     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_ARG(3));
+				     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL), HX_LMR_ARG(3));
 		/* the mapped pages on either side register */
 		HX_OK(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(map + 2 * pg), (DAT_VLEN)pg,
 				     pz2, ALL_LOCAL, &lmr, NULL, NULL, NULL, NULL));
@@ -512,12 +512,12 @@ START_TEST(lmr_create_bad_arguments)
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), 4096, e.ep, ALL_LOCAL, &lmr,
 			     NULL, NULL, NULL, NULL), HX_BADH(DAT_INVALID_HANDLE_PZ));
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), 4096, pz2,
-			     (DAT_MEM_PRIV_FLAGS)0x04, &lmr, NULL, NULL, NULL, NULL), HX_ARG(6));
+			     (DAT_MEM_PRIV_FLAGS)0x04, &lmr, NULL, NULL, NULL, NULL), HX_LMR_ARG(6));
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), 4096, pz2,
 			     (DAT_MEM_PRIV_FLAGS)(DAT_MEM_PRIV_ALL_FLAG | 0x100), &lmr, NULL, NULL,
-			     NULL, NULL), HX_ARG(6));
+			     NULL, NULL), HX_LMR_ARG(6));
 	HX_RC(dat_lmr_create(x.ia, DAT_MEM_TYPE_VIRTUAL, region(buf), 4096, pz2, ALL_LOCAL, NULL,
-			     NULL, NULL, NULL, NULL), HX_ARG(7));
+			     NULL, NULL, NULL, NULL), HX_LMR_ARG(7));
 	/* none of these left an LMR on pz2 */
 	HX_OK(dat_pz_free(pz2));
 	hx_ep_free(&e);
@@ -657,11 +657,11 @@ START_TEST(rmr_create_query_bind)
 
 	pair_connect(&pr);
 	HX_RC(dat_rmr_bind(rmr, &t, DAT_MEM_PRIV_LOCAL_READ_FLAG, pr.cl.ep, c,
-			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_ARG(3));
+			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_BIND_ARG(3));
 	HX_RC(dat_rmr_bind(rmr, &t, DAT_MEM_PRIV_REMOTE_READ_FLAG | DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-			   pr.cl.ep, c, DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_ARG(3));
+			   pr.cl.ep, c, DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_BIND_ARG(3));
 	HX_RC(dat_rmr_bind(rmr, &t, (DAT_MEM_PRIV_FLAGS)0x200, pr.cl.ep, c,
-			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_ARG(3));
+			   DAT_COMPLETION_DEFAULT_FLAG, &ctx), HX_BIND_ARG(3));
 	hx_expect_empty(pr.cl.req);
 
 	ctx = bind_wait(rmr, &t, DAT_MEM_PRIV_REMOTE_READ_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG,
@@ -699,9 +699,9 @@ START_TEST(rmr_create_query_bind)
 	t = trip(m.lctx, m.buf + 4096, 4096);
 	/* refused binds.  UNSIGNALLED needs an EP that allows it (DAT 1.2) */
 	HX_RC(dat_rmr_bind(rmr, &t, DAT_MEM_PRIV_REMOTE_READ_FLAG, pr.cl.ep, c,
-			   DAT_COMPLETION_UNSIGNALLED_FLAG, &ctx), HX_ARG(6));
+			   DAT_COMPLETION_UNSIGNALLED_FLAG, &ctx), HX_BIND_ARG(6));
 	HX_RC(dat_rmr_bind(rmr, &t, DAT_MEM_PRIV_REMOTE_READ_FLAG, pr.cl.ep, c,
-			   (DAT_COMPLETION_FLAGS)0x100, &ctx), HX_ARG(6));
+			   (DAT_COMPLETION_FLAGS)0x100, &ctx), HX_BIND_ARG(6));
 	/* the triplet: outside its LMR (DAT 1.2: INVALID_PARAMETER), an LMR
 	 * of another PZ, a context naming no LMR */
 	{
@@ -786,7 +786,7 @@ START_TEST(post_time_local_checks)
 		  nobody != other.lctx);
 	memset(&rt, 0, sizeof(rt));
 	rt.rmr_context = remote.rctx;
-	rt.target_address = va(remote.buf);
+	rt.HX_RMR_ADDR = va(remote.buf);
 	rt.segment_length = 64;
 	nmax = max_iov(pr.cl.ep, &rmax);
 
@@ -851,11 +851,12 @@ START_TEST(post_time_local_checks)
 
 		t[0] = trip(good.lctx, good.buf, 16);
 		wrap.segment_length = 16;
-		wrap.target_address = UINT64_MAX - 14;      /* one byte past 2^64 */
+		wrap.HX_RMR_ADDR = UINT64_MAX - 14;      /* one byte past 2^64 */
 		HX_RC(dat_ep_post_rdma_write(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
 		HX_RC(dat_ep_post_rdma_read(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
-		wrap.target_address = UINT64_MAX - 15;
-		wrap.segment_length = UINT64_MAX;
+		wrap.HX_RMR_ADDR = UINT64_MAX - 15;
+		/* all ones: 64 bits in DAT 1.2, 32 in 2.0 (wraps either way) */
+		memset(&wrap.segment_length, 0xff, sizeof(wrap.segment_length));
 		HX_RC(dat_ep_post_rdma_write(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
 		HX_RC(dat_ep_post_rdma_read(pr.cl.ep, 1, t, cookie(1), &wrap, 0), HX_ARG(5));
 	}
@@ -959,7 +960,7 @@ START_TEST(post_wrong_states)
 	t = trip(m.lctx, m.buf, 64);
 	memset(&rt, 0, sizeof(rt));
 	rt.rmr_context = m.rctx;
-	rt.target_address = va(m.buf + 1024);
+	rt.HX_RMR_ADDR = va(m.buf + 1024);
 	rt.segment_length = 64;
 	HX_RC(dat_ep_post_send(e.ep, 1, &t, cookie(1), 0), HX_STATE(DAT_INVALID_STATE_EP_UNCONNECTED));
 	HX_RC(dat_ep_post_rdma_read(e.ep, 1, &t, cookie(1), &rt, 0),
@@ -1131,7 +1132,7 @@ static void make_hobj(struct hobj *o, int with_srq)
 	dep_create(&o->ep, DAT_HANDLE_NULL);
 	o->t = trip(o->m.lctx, o->m.buf, 64);
 	o->rt.rmr_context = o->m.rctx;
-	o->rt.target_address = va(o->m.buf + 1024);
+	o->rt.HX_RMR_ADDR = va(o->m.buf + 1024);
 	o->rt.segment_length = 64;
 	o->sa.max_recv_dtos = 4;
 	o->sa.max_recv_iov = 1;

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dat/udat.h>
+#include "dat_gen.h"	/* <dat/udat.h>, or <dat2/udat.h> with DAT_GEN=2 */
 
 #include "conn_harness.h"
 
@@ -84,7 +84,7 @@ static void post_slot(DAT_EP_HANDLE ep, DAT_LMR_CONTEXT lctx, struct order_msg *
 	DAT_DTO_COOKIE c;
 
 	t.lmr_context = lctx;
-	t.pad = 0;
+	HX_CLEAR_PAD(t);
 	t.virtual_address = (DAT_VADDR)(uintptr_t)slot;
 	t.segment_length = sizeof(*slot);
 	c.as_64 = cookie;
@@ -251,7 +251,7 @@ static void *client_thread(void *arg)
 	int i;
 
 	t.lmr_context = c->lctx;
-	t.pad = 0;
+	HX_CLEAR_PAD(t);
 	for (i = 0; i < c->iters; i++) {
 		DAT_EP_HANDLE send_ep = c->ep[i % c->width];
 
@@ -267,8 +267,8 @@ static void *client_thread(void *arg)
 			t.virtual_address = (DAT_VADDR)(uintptr_t)&c->value;
 			t.segment_length = sizeof(c->value);
 			r.rmr_context = c->target_rctx;
-			r.pad = 0;
-			r.target_address = c->target;
+			HX_CLEAR_PAD(r);
+			r.HX_RMR_ADDR = c->target;
 			r.segment_length = sizeof(c->value);
 			ck.as_64 = (uint64_t)i << 1 | 1;
 			HX_OK(dat_ep_post_rdma_write(c->ep[(i + 1) % c->width], 1, &t, ck, &r,

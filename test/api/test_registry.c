@@ -327,6 +327,21 @@ START_TEST(not_found_subtypes)
 }
 END_TEST
 
+/* libdat.so.1 never loads the library of a u2.0 line (libdat2.so.2's), even
+ * for a program that asks dat_ia_openv for 2.0 by hand. */
+START_TEST(u20_entry_not_loaded)
+{
+	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+	DAT_IA_HANDLE ia;
+
+	use_conf("dattest u2.0 nonthreadsafe default @LIB@ dapl.2.0 \"ok\" \"\"\n");
+	ck_assert_uint_eq(dat_ia_openv("dattest", 8, &async, &ia, 2, 0, DAT_FALSE),
+			  NOT_FOUND(DAT_MAJOR_NOT_FOUND));
+	ck_assert_uint_eq(try_open("dattest"), NOT_FOUND(DAT_MAJOR_NOT_FOUND));
+	ck_assert(!library_loaded());
+}
+END_TEST
+
 START_TEST(load_failure_falls_back)
 {
 	DAT_IA_HANDLE ia;
@@ -998,6 +1013,7 @@ static Suite *registry_suite(void)
 	tcase_add_test(tc, unload_only_on_last_close);
 	tcase_add_test(tc, open_argument_checks);
 	tcase_add_test(tc, not_found_subtypes);
+	tcase_add_test(tc, u20_entry_not_loaded);
 	tcase_add_test(tc, load_failure_falls_back);
 	tcase_add_test(tc, every_entry_failing_is_not_found);
 	tcase_add_test(tc, provider_open_error_is_returned_and_unloads);

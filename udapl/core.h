@@ -86,8 +86,9 @@ struct dapl_ia {
 	struct dapl_tdev *dev;
 	struct dapl_tdev_attr dev_attr;
 	/* provider_specific_attr for ia_query: dev_attr's, then (DAT 2.0)
-	 * the IB extension attributes (ext.c) */
-	DAT_NAMED_ATTR specific[DAPL_TDEV_SPECIFIC_MAX + DAPL_EXT_NATTR];
+	 * the IB extension attributes (ext.c) and, when the device named
+	 * none, a DAT_IB_TRANSPORT_MTU */
+	DAT_NAMED_ATTR specific[DAPL_TDEV_SPECIFIC_MAX + DAPL_EXT_NATTR + 1];
 	int nspecific;
 	struct sockaddr_storage local_addr;   /* what ia_query reports */
 

@@ -57,6 +57,16 @@ void dapl_ia_unpin(struct dapl_ia *ia)
  * consumer that walks the providers skips it, as it skips unknown names);
  * ia_params it cannot parse: DAT_INVALID_PARAMETER naming the IA name;
  * out of memory or descriptors: DAT_INSUFFICIENT_RESOURCES. */
+#if DAT_GEN == 2
+static bool ia_has_specific(const struct dapl_ia *ia, const char *name)
+{
+	for (int i = 0; i < ia->nspecific; i++)
+		if (strcmp(ia->specific[i].name, name) == 0)
+			return true;
+	return false;
+}
+#endif
+
 static DAT_RETURN dev_open_error(int err)
 {
 	switch (err) {
@@ -143,6 +153,15 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	/* what programs test before using the IB extensions (ext.c) */
 	dapl_ext_attrs(dapl_ext_offered(ia), &ia->specific[ia->nspecific]);
 	ia->nspecific += DAPL_EXT_NATTR;
+	/* OpenFabrics 2.x always names the path MTU and programs size
+	 * their messages by it (dtestsrq refuses to run without it).  A
+	 * transport with no path MTU (tcp, ofi) has no limit below
+	 * max_msg_size: say 4096, the largest IB MTU. */
+	if (!ia_has_specific(ia, "DAT_IB_TRANSPORT_MTU")) {
+		ia->specific[ia->nspecific].name = "DAT_IB_TRANSPORT_MTU";
+		ia->specific[ia->nspecific].value = "4096";
+		ia->nspecific++;
+	}
 #endif
 
 	evd = DAT_HANDLE_NULL;

@@ -215,6 +215,10 @@ static void run_ia(const char *name)
 	CHECK(attr_value(&pattr, DAT_IB_ATTR_IMMED_DATA) &&
 	      !strcmp(attr_value(&pattr, DAT_IB_ATTR_IMMED_DATA),
 		      offered ? "TRUE" : "FALSE"));
+	/* every IA names a path MTU, as OpenFabrics 2.x does (dtestsrq
+	 * sizes its messages by it); tcp and ofi have none: 4096 */
+	CHECK(attr_value(&pattr, "DAT_IB_TRANSPORT_MTU") &&
+	      !strcmp(attr_value(&pattr, "DAT_IB_TRANSPORT_MTU"), "4096"));
 
 	CHECK_RC(dat_pz_create(ia, &pz), DAT_SUCCESS);
 	CHECK_RC(dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd), DAT_SUCCESS);

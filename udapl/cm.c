@@ -596,8 +596,16 @@ DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,
 	if (rc != DAT_SUCCESS)
 		return rc;
 	ep_own_limits(ep, &own);
-	len = dapl_wire_encode(buf, sizeof(buf), 0, &own, pdata, (size_t)size);
-	if (!len || len > ia->dev_attr.max_pdata_connect)
+	len = dapl_wire_encode_connect(buf, sizeof(buf),
+				       ia->dev_attr.max_pdata_connect, &own,
+				       pdata, (size_t)size);
+	if (!len && size > 0) {
+		dapl_log("dat_ep_connect: %d bytes of private data do not fit "
+			 "behind our header, and beginning with 0x%04x they "
+			 "cannot go without it", (int)size, DAPL_WIRE_MAGIC);
+		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	}
+	if (!len)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 
 	copy_sockaddr(&ep->remote_addr, addr);

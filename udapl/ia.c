@@ -25,11 +25,11 @@ struct dapl_ia *dapl_ia_get(DAT_IA_HANDLE h)
 
 DAT_COUNT dapl_ia_max_pdata(const struct dapl_ia *ia)
 {
-	size_t m = ia->dev_attr.max_pdata_connect;
+	/* a connect request may go without our header (wire.h) */
+	size_t m = dapl_wire_max_connect_consumer(ia->dev_attr.max_pdata_connect);
+	size_t a = dapl_wire_max_consumer(ia->dev_attr.max_pdata_accept);
 
-	if (ia->dev_attr.max_pdata_accept < m)
-		m = ia->dev_attr.max_pdata_accept;
-	return (DAT_COUNT)dapl_wire_max_consumer(m);
+	return (DAT_COUNT)(a < m ? a : m);
 }
 
 static void ia_release(struct dapl_ia *ia)

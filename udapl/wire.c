@@ -98,6 +98,33 @@ size_t dapl_wire_encode(void *buf, size_t buflen, uint8_t flags,
 	return total;
 }
 
+size_t dapl_wire_encode_connect(void *buf, size_t buflen, size_t max_transport,
+				const struct dapl_read_limits *limits,
+				const void *consumer, size_t consumer_len)
+{
+	const unsigned char *c = consumer;
+
+	if (buflen > max_transport)
+		buflen = max_transport;
+	if (consumer_len <= dapl_wire_max_consumer(max_transport))
+		return dapl_wire_encode(buf, buflen, 0, limits, consumer,
+					consumer_len);
+	/* header-less: only what no decoder mistakes for a header */
+	if (!buf || !consumer || consumer_len > buflen ||
+	    consumer_len > WIRE_MAX_CONSUMER)
+		return 0;
+	if (consumer_len >= 2 && get16(c + OFF_MAGIC) == DAPL_WIRE_MAGIC)
+		return 0;
+	memmove(buf, consumer, consumer_len);
+	return consumer_len;
+}
+
+size_t dapl_wire_max_connect_consumer(size_t max_transport)
+{
+	return max_transport > WIRE_MAX_CONSUMER ? WIRE_MAX_CONSUMER :
+		max_transport;
+}
+
 size_t dapl_wire_encode_reject(void *buf, size_t buflen, unsigned reason)
 {
 	unsigned char code;

@@ -101,6 +101,26 @@ size_t dapl_wire_encode(void *buf, size_t buflen, uint8_t flags,
 			const void *consumer, size_t consumer_len);
 
 /*
+ * A connect request's private data within max_transport bytes: with the
+ * header when the consumer's bytes fit behind it, else the consumer's
+ * bytes alone, as a header-less (OpenFabrics) peer sends them.  An
+ * InfiniBand REQ carries 56 bytes through rdma_cm and programs send 48
+ * (OpenFabrics' dtest): refusing them for our header's sake breaks them.
+ * The passive side then reads a LEGACY request: no read limits (the
+ * transport negotiates its own: rdma_cm, MPA) and the whole buffer as
+ * data.  Bytes that begin with the magic cannot go header-less (the peer
+ * would parse them as a header).  Returns the length, or 0 (buf
+ * untouched) when neither form fits or the arguments are bad.
+ */
+size_t dapl_wire_encode_connect(void *buf, size_t buflen, size_t max_transport,
+				const struct dapl_read_limits *limits,
+				const void *consumer, size_t consumer_len);
+
+/* The consumer's maximum for a connect request (dapl_wire_encode_connect):
+ * max_transport, capped at the 16-bit length field. */
+size_t dapl_wire_max_connect_consumer(size_t max_transport);
+
+/*
  * A reject the provider makes on its own (bad header, read limits it cannot
  * meet, ...), marked so the active side does not mistake it for the
  * consumer's: DAPL_WIRE_F_PROVIDER_REJECT, limits 0/0 and one consumer byte

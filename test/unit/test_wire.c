@@ -601,6 +601,59 @@ START_TEST(max_consumer)
 }
 END_TEST
 
+/* An InfiniBand REQ through rdma_cm: 56 bytes; OpenFabrics' dtest sends 48. */
+START_TEST(connect_headerless_when_it_does_not_fit)
+{
+	struct dapl_read_limits own = { 4, 8 };
+	unsigned char data[56], buf[64];
+	struct dapl_wire_hdr hdr;
+	const void *c;
+	size_t clen;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(0x30 + i);
+	ck_assert_uint_eq(dapl_wire_max_connect_consumer(56), 56);
+	/* 46 bytes fit behind the header: header and limits go */
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, sizeof(buf), 56, &own,
+						   data, 46), 56);
+	ck_assert_int_eq(dapl_wire_decode(buf, 56, &hdr, &c, &clen), DAPL_WIRE_OK);
+	ck_assert_uint_eq(clen, 46);
+	ck_assert_uint_eq(hdr.limits.ird, 4);
+	/* 48 do not: the bytes alone, read back as a header-less peer's */
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, sizeof(buf), 56, &own,
+						   data, 48), 48);
+	ck_assert_mem_eq(buf, data, 48);
+	ck_assert_int_eq(dapl_wire_decode(buf, 56, &hdr, &c, &clen),
+			 DAPL_WIRE_LEGACY);
+	ck_assert_mem_eq(c, data, 48);
+	ck_assert_uint_eq(hdr.limits.ird, DAPL_READ_LIMIT_UNKNOWN);
+	/* all 56 too; 57 never */
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, sizeof(buf), 56, &own,
+						   data, 56), 56);
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, sizeof(buf), 56, &own,
+						   data, 57), 0);
+	/* nor past the caller's buffer */
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, 47, 56, &own, data, 48), 0);
+}
+END_TEST
+
+START_TEST(connect_headerless_never_looks_like_a_header)
+{
+	unsigned char data[48], buf[64];
+
+	memset(data, 0, sizeof(data));
+	data[0] = DAPL_WIRE_MAGIC >> 8;
+	data[1] = DAPL_WIRE_MAGIC & 0xff;
+	memset(buf, 0xee, sizeof(buf));
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, sizeof(buf), 56, NULL,
+						   data, 48), 0);
+	ck_assert_uint_eq(buf[0], 0xee);    /* untouched */
+	/* behind a header the same bytes are fine */
+	ck_assert_uint_eq(dapl_wire_encode_connect(buf, sizeof(buf), 56, NULL,
+						   data, 40), 50);
+}
+END_TEST
+
 static Suite *wire_suite(void)
 {
 	Suite *s = suite_create("wire");
@@ -622,6 +675,8 @@ static Suite *wire_suite(void)
 	tcase_add_test(hdr, null_outputs);
 	tcase_add_test(hdr, strings);
 	tcase_add_test(hdr, max_consumer);
+	tcase_add_test(hdr, connect_headerless_when_it_does_not_fit);
+	tcase_add_test(hdr, connect_headerless_never_looks_like_a_header);
 	suite_add_tcase(s, hdr);
 
 	tcase_add_test(neg, negotiate_example);

@@ -19,7 +19,20 @@
  *  - mutated ones: bit flips in headers, bad DDP/RDMAP versions, T and L
  *    flipped, ULPDU_Length larger than what follows or smaller than the
  *    header, truncated frames, garbage in pad and CRC (with the acks on,
- *    the CRC field is the peer's placed count); raw garbage.
+ *    the CRC field is the peer's placed count); raw garbage;
+ *  - RFC 7306 frames: in a quarter of the inputs the request's libdat
+ *    trailer also offers TCP_EXT_F_RFC7306, and most of those carry
+ *    Immediate Data (with and without SE, often right behind a Write of
+ *    its own, in one or two FPDUs: a write with immediate) and Atomic
+ *    Requests (FetchAdd, CmpSwap with matching and other compare values
+ *    and masks, on a few words of a small remote-atomic registration);
+ *    hostile ones: STags of the other PD, without the remote-atomic
+ *    right, deregistered, local, random and zero; misaligned words,
+ *    words before, after, across the end of the registration and
+ *    wrapping; Swap and unknown AOpCodes, a FetchAdd with a mask;
+ *    wrong QN, MSN and MO, not last, data after the header, truncated;
+ *    Immediate Data inside a Send; Atomic Responses nobody asked for.
+ *    About one input in seven that did not offer it carries them too.
  * Frames are cut at random points with the endpoint driven in between
  * (cq_poll and cm_get_event, as the core would), receives are posted and
  * the CQ armed while data flows; at the end the peer closes, half-closes,
@@ -42,12 +55,35 @@
  *  - an endpoint whose peer went away ends (one terminal event) within a
  *    bound; every wait is bounded (poll timeouts, never sleeps) and the
  *    whole run is under alarm();
- *  - no fd is left behind by an input (/proc/self/fd).
+ *  - no fd is left behind by an input (/proc/self/fd);
+ *  - RFC 7306: the reply's trailer has TCP_EXT_F_RFC7306 exactly when
+ *    the request offered it.  Where it was not negotiated nothing from
+ *    the peer's first RFC 7306 frame on may act (the oracles above read
+ *    the stream only up to it): no atomic, no immediate, no Atomic
+ *    Response; a clean sequence read to its end got a Terminate.  Where
+ *    it was: every Atomic Response answers the next Atomic Request (by
+ *    its id) after the last request answered, Reads and atomics in
+ *    order, none inside a Read Response, QN 3 and MSNs 1, 2, ...; that
+ *    request had to be taken (STag of the endpoint's PD with the
+ *    remote-atomic right, an 8-byte aligned word inside it, FetchAdd
+ *    without a mask or CmpSwap, exactly 52 bytes, last) and the response
+ *    carries the word's value as the requests answered before left it
+ *    (the fuzzer runs them too); at the end the atomic registration holds
+ *    that, or that and the next requests that had to be taken (answers
+ *    cut off by the end); no other memory changes.  A receive that
+ *    completes as RECV_RDMA_IMM (WITH_IMM, nothing written into it) is
+ *    the Immediate Data of its MSN (the Send queue's), one the endpoint
+ *    had to take, with its immediate and the length of the RDMA Write
+ *    message before it (0 while that Write is not finished); every other
+ *    receive completion is RECV without the flag, and no RECV is an
+ *    Immediate Data's.
  * Every FUZZ_TCP_CHECK inputs (and first and last) one fully valid
  * exchange must place a Send into its receive, Writes into the region
  * (one read straight into place), serve Read Requests, take the Read
  * Response to the endpoint's Read, and, with the acks on, report all of
- * it placed: proof that the inputs reach the placement paths.
+ * it placed (one in two of those also negotiates RFC 7306: a write with
+ * immediate into a receive, a FetchAdd and a matching CmpSwap): proof
+ * that the inputs reach the placement paths.
  *
  * Strangers also connect to the listener with garbage MPA requests (wrong
  * key, PD_Length over 512, truncated, markers or CRC asked for, the
@@ -3154,7 +3190,10 @@ static void fuzz_input(long idx, uint64_t seed)
 	 * its frames now and then where it was not (they end the connection) */
 	S.x7306 = xk == X_ON && chance(50);
 	st.x7306_inputs += S.x7306;
-	G.ext_pct = S.x7306 ? (chance(80) ? 10 + rndn(40) : 0) : chance(15) ? 1 + rndn(10) : 0;
+	if (S.x7306)
+		G.ext_pct = chance(80) ? 10 + rndn(40) : 0;
+	else
+		G.ext_pct = chance(15) ? 1 + rndn(10) : 0;
 	clean = chance(20);
 	bad_rtr = !clean && (mode == H_WRITE_RTR || mode == H_READ_RTR) && chance(5);
 	/* now and then the RTR and the FPDUs come right behind the request,
@@ -3195,8 +3234,9 @@ static void fuzz_input(long idx, uint64_t seed)
 out:
 	teardown();
 	if (verbose)
-		printf("input %ld seed 0x%016llx: mode %d acks %d, %u frames, %zu bytes, "
-		       "%s%s\n", idx, (unsigned long long)seed, mode, xk, S.frames, S.out_len,
+		printf("input %ld seed 0x%016llx: mode %d acks %d%s, %u frames, %zu bytes, "
+		       "%s%s\n", idx, (unsigned long long)seed, mode, xk,
+		       S.x7306 ? " RFC 7306" : "", S.frames, S.out_len,
 		       S.terminal ? ev_name(S.terminal_type) : "open",
 		       S.term_seen ? " after a Terminate" : "");
 }
@@ -3213,7 +3253,9 @@ static bool cond_valid_done(void)
 		return false;
 	if (S.ep_send_completions != 1 || S.ep_read_completions != 1)
 		return false;
-	if (S.ext && S.ep_placed != 4)
+	if (S.ext && S.ep_placed != (S.x7306 ? 6u : 4u))
+		return false;
+	if (S.x7306 && (S.rv[2].completions != 1 || S.aresp_msn != 2))
 		return false;
 	for (i = 0; i < 2; i++) {
 		int j;
@@ -3227,7 +3269,7 @@ static bool cond_valid_done(void)
 	return true;
 }
 
-static void valid_exchange(long idx, uint64_t seed, bool ext)
+static void valid_exchange(long idx, uint64_t seed, bool ext, bool x7306)
 {
 	uint8_t f[FRAME_MAX], want[16384];
 	struct dapl_tsge sge[3];
@@ -3237,6 +3279,7 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 
 	input_reset(seed);
 	st.valid++;
+	S.x7306 = ext && x7306;
 	phase = "valid exchange: connecting";
 	S.raw = raw_connect(&S.raw_port);
 	build_request(H_WRITE_RTR, ext ? X_ON : X_NONE, 12);
@@ -3261,7 +3304,8 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 		if (err)
 			DIE("ep_create: %d", err);
 	}
-	/* receive 0: 150 bytes in two segments; 1: 8000; 2: never used */
+	/* receive 0: 150 bytes in two segments; 1: 8000; 2: never used, but
+	 * by the write with immediate with RFC 7306 */
 	{
 		static const uint32_t seglen[3][2] = { { 100, 50 }, { 8000, 0 }, { 64, 0 } };
 		int k;
@@ -3368,11 +3412,29 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 	/* a Read of the target after the Writes */
 	n = b_read_req(f, 0x5a5a0002u, 0, 600, reg[RG_RW].stag, raddr(RG_RW) + 50);
 	out_put(f, n);
+	if (S.x7306) {
+		/* a write with immediate (300 bytes at 9000) into receive 2,
+		 * then a FetchAdd of 5 and a CmpSwap that matches on word 0 */
+		struct areq a = { RDMAP_AOP_FETCH_ADD, 0xa7a70001u, reg[RG_ATOMIC].stag,
+				  raddr(RG_ATOMIC), 5, 0, 0, 0 };
+
+		n = b_write(f, reg[RG_RW].stag, raddr(RG_RW) + 9000, 300, true);
+		memcpy(want + 9000, f + 2 + DDP_TAGGED_LEN, 300);
+		out_put(f, n);
+		out_put(f, b_imm(f, false, 0x5555aaaafeedc0deull));
+		out_put(f, b_atomic(f, &a, 0));
+		a.aop = RDMAP_AOP_CMP_SWAP;
+		a.id++;
+		a.cmp = S.aw[0] + 5;
+		a.data = 0x1122334455667788ull;
+		a.dmask = a.cmask = ~(uint64_t)0;
+		out_put(f, b_atomic(f, &a, 0));
+	}
 	if (ext) {
 		fpdu_put_tagged(f, 0, true, RDMAP_WRITE, 0, 0);
 		out_put(f, frame_end(f, DDP_TAGGED_LEN));
 	}
-	S.frames = 12;
+	S.frames = S.x7306 ? 16 : 12;
 	phase = "valid exchange: sending";
 	send_upto(S.out_len);
 	phase = "valid exchange: waiting for it all";
@@ -3398,6 +3460,24 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 	if (S.resp_bytes != 1600)
 		failure("valid exchange failed", "%u bytes of Read Responses, not 1600",
 			S.resp_bytes);
+	if (S.x7306) {
+		uint64_t w0, w1;
+
+		memcpy(&w0, rdata(RG_ATOMIC), 8);
+		memcpy(&w1, rdata(RG_ATOMIC) + 8, 8);
+		if (!S.rv[2].with_imm || S.rv[2].st != DAPL_TWC_SUCCESS ||
+		    S.rv[2].imm != 0xfeedc0deu || S.rv[2].byte_len != 300)
+			failure("valid exchange failed", "the write with immediate "
+				"completed receive 2 with opcode %s, status %d, immediate "
+				"0x%08x, %u bytes (expected RECV_RDMA_IMM, 0xfeedc0de, 300)",
+				S.rv[2].with_imm ? "RECV_RDMA_IMM" : "RECV", S.rv[2].st,
+				S.rv[2].imm, S.rv[2].byte_len);
+		if (w0 != 0x1122334455667788ull || w1 != S.aw[1] ||
+		    S.aw[0] != 0x1122334455667788ull)
+			failure("valid exchange failed", "after a FetchAdd and a matching "
+				"CmpSwap word 0 holds 0x%016llx, not 0x1122334455667788",
+				(unsigned long long)w0);
+	}
 	phase = "valid exchange: closing";
 	finish(E_SHUT);
 	if (S.terminal_type != DAPL_TCM_DISCONNECTED || S.terminal_status != 0 ||
@@ -3407,7 +3487,8 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 			S.term_seen ? " with a Terminate" : "");
 out:
 	teardown();
-	if (S.nrecv == 3 && S.rv[2].completions == 1 && S.rv[2].st != DAPL_TWC_FLUSHED)
+	if (!S.x7306 && S.nrecv == 3 && S.rv[2].completions == 1 &&
+	    S.rv[2].st != DAPL_TWC_FLUSHED)
 		failure("valid exchange failed", "the unused receive completed %d",
 			S.rv[2].st);
 }
@@ -3855,7 +3936,7 @@ static void run_one(long n, long runs, long every, uint64_t master)
 	else if (n == runs + 2)
 		terminate_names_read(n, seed);
 	else if (n % every == 0 || n == runs - 1)
-		valid_exchange(n, seed, (n / every) & 1);
+		valid_exchange(n, seed, (n / every) & 1, ((n / every) & 3) == 3);
 	else
 		fuzz_input(n, seed);
 }

@@ -32,6 +32,10 @@
  *    wrapping; Swap and unknown AOpCodes, a FetchAdd with a mask;
  *    wrong QN, MSN and MO, not last, data after the header, truncated;
  *    Immediate Data inside a Send; Atomic Responses nobody asked for.
+ *    With RFC 7306 the endpoint now and then posts an atomic of its own
+ *    behind its Read, which the peer answers (after the Read's response,
+ *    or too early; with the wrong id, QN, MSN, length); without it,
+ *    post_atomic must return -EOPNOTSUPP.
  *    About one input in seven that did not offer it carries them too.
  * Frames are cut at random points with the endpoint driven in between
  * (cq_poll and cm_get_event, as the core would), receives are posted and
@@ -76,7 +80,9 @@
  *    had to take, with its immediate and the length of the RDMA Write
  *    message before it (0 while that Write is not finished); every other
  *    receive completion is RECV without the flag, and no RECV is an
- *    Immediate Data's.
+ *    Immediate Data's.  The endpoint's own atomic goes out as posted,
+ *    after its Read, completes once, after the Read, and its 8-byte
+ *    result holds the value of a valid Atomic Response to it or nothing.
  * Every FUZZ_TCP_CHECK inputs (and first and last) one fully valid
  * exchange must place a Send into its receive, Writes into the region
  * (one read straight into place), serve Read Requests, take the Read
@@ -328,7 +334,8 @@ static uint8_t *slot_addr(int s)
  * send_src. */
 #define SINK_SEG 2048
 #define SINK_FILL 0x3c
-static uint8_t *sink_arena;          /* GUARD | seg | GUARD | seg | GUARD */
+/* GUARD | seg | GUARD | seg | GUARD | atomic result seg | GUARD */
+static uint8_t *sink_arena;
 static uint8_t send_src[1024];
 static struct dapl_tmr *local_mr;    /* sink_arena + send_src: local rights */
 static uint32_t local_lkey;
@@ -369,6 +376,7 @@ struct recv {
 #define CTX_RECV 0x7100u
 #define CTX_SEND 0x7200u
 #define CTX_READ 0x7201u
+#define CTX_ATOMIC 0x7202u
 #define OUT_MAX (1u << 20)
 #define IN_MAX (512u * 1024u)
 #define MAX_CUTS 256
@@ -468,6 +476,12 @@ static struct {
 	uint32_t ep_read_rkey;
 	bool ep_read_seen;
 	uint32_t ep_read_sink;
+	/* the endpoint's atomic, behind its Read (with RFC 7306) */
+	bool ep_atomic, ep_atomic_seen;
+	uint32_t ep_atomic_aop, ep_atomic_rkey, ep_atomic_id;
+	uint64_t ep_atomic_raddr, ep_atomic_a, ep_atomic_b;
+	int ep_atomic_completions;
+	enum dapl_twc_status ep_atomic_st;
 	/* our Read RTR */
 	uint32_t rtr_sink;
 	/* garbage requests to the listener */
@@ -487,7 +501,7 @@ static struct {
 	unsigned long floods, flood_frames;
 	struct { uint32_t key; unsigned long n; } terms[48];
 	unsigned long x7306_inputs, ext_frames, atomics_done, atomics_unanswered;
-	unsigned long imm_delivered, ext_unneg_terms;
+	unsigned long imm_delivered, ext_unneg_terms, ep_atomics_done;
 	int nterms;
 } st;
 
@@ -851,6 +865,34 @@ static void ep_atomic_response(uint32_t id, uint64_t old)
 	st.atomics_done++;
 }
 
+/* The endpoint's atomic result res: the value of a valid Atomic Response
+ * to it (queue 3, MSN 1, its id, 12 bytes, last) in the peer's stream. */
+static bool aresp_explains(const uint8_t *res)
+{
+	size_t pos = S.fpdu_start;
+	struct ofr f;
+	uint64_t v;
+
+	memcpy(&v, res, 8);
+	while (next_frame(&pos, &f)) {
+		uint32_t ctrl;
+
+		if (f.avail != f.ul || f.ul != DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN)
+			continue;
+		ctrl = get16(f.u);
+		if ((ctrl & DDP_T) || !(ctrl & DDP_L) ||
+		    (ctrl & RDMAP_OP_MASK) != RDMAP_ATOMIC_RESP ||
+		    get32(f.u + 6) != DDP_QN_ATOMIC_RESP || get32(f.u + 10) != 1 ||
+		    get32(f.u + 14) || get32(f.u + DDP_UNTAGGED_LEN) != S.ep_atomic_id)
+			continue;
+		if (get64(f.u + DDP_UNTAGGED_LEN + 4) == v)
+			return true;
+	}
+	return false;
+}
+
+/* ---- what the endpoint sends ------------------------------------------------- */
+
 static void check_reply(const uint8_t *p, uint32_t pd_len)
 {
 	uint32_t bits = get16(p + 16);
@@ -1102,6 +1144,27 @@ static void ep_fpdu(const uint8_t *u, uint32_t ul, uint32_t crc)
 			}
 			S.ep_read_seen = true;
 			S.ep_read_sink = get32(r);
+			return;
+		}
+		case RDMAP_ATOMIC_REQ: {
+			const uint8_t *r = u + DDP_UNTAGGED_LEN;
+			bool add = S.ep_atomic_aop == RDMAP_AOP_FETCH_ADD;
+
+			if (!S.ep_atomic || S.ep_atomic_seen || !S.x7306 ||
+			    qn != DDP_QN_READ || msn != (S.ep_read ? 2u : 1u) || mo ||
+			    !(ctrl & DDP_L) || dl != RDMAP_ATOMIC_REQ_LEN ||
+			    (S.ep_read && !S.ep_read_seen) ||
+			    get32(r) != S.ep_atomic_aop || get32(r + 8) != S.ep_atomic_rkey ||
+			    get64(r + 12) != S.ep_atomic_raddr ||
+			    get64(r + 20) != (add ? S.ep_atomic_a : S.ep_atomic_b) ||
+			    get64(r + 36) != (add ? 0 : S.ep_atomic_a)) {
+				failure("unexpected FPDU from the endpoint", "an Atomic "
+					"Request QN %u MSN %u, %u bytes (posted %d, RFC 7306 "
+					"%d)", qn, msn, dl, S.ep_atomic, S.x7306);
+				return;
+			}
+			S.ep_atomic_seen = true;
+			S.ep_atomic_id = get32(r + 4);
 			return;
 		}
 		case RDMAP_ATOMIC_RESP:
@@ -1419,6 +1482,33 @@ static void on_completion(const struct dapl_twc *wc)
 				r->len, wc->byte_len);
 		return;
 	}
+	if (wc->context == CTX_ATOMIC) {
+		if (!S.ep_atomic) {
+			failure("completion of nothing posted", "context 0x%llx",
+				(unsigned long long)wc->context);
+			return;
+		}
+		if (S.ep_atomic_completions++) {
+			failure("request completed twice", "the endpoint's atomic "
+				"completed again");
+			return;
+		}
+		if (wc->opcode != (S.ep_atomic_aop == RDMAP_AOP_FETCH_ADD ?
+				   DAPL_TWC_FETCH_ADD : DAPL_TWC_CMP_SWAP) ||
+		    (wc->status != DAPL_TWC_SUCCESS && wc->status != DAPL_TWC_FLUSHED &&
+		     wc->status != DAPL_TWC_REMOTE_ACCESS &&
+		     wc->status != DAPL_TWC_REMOTE_OP))
+			failure("bad send-queue completion", "atomic: opcode %d status %d",
+				wc->opcode, wc->status);
+		if ((S.ep_read && !S.ep_read_completions) ||
+		    (S.ep_send && !S.ep_send_completions))
+			failure("send queue out of order", "the atomic completed before "
+				"the Send or Read posted ahead of it");
+		S.ep_atomic_st = wc->status;
+		if (wc->status == DAPL_TWC_SUCCESS)
+			st.ep_atomics_done++;
+		return;
+	}
 	if (wc->context == CTX_SEND || wc->context == CTX_READ) {
 		bool is_send = wc->context == CTX_SEND;
 		int *cnt = is_send ? &S.ep_send_completions : &S.ep_read_completions;
@@ -1680,6 +1770,7 @@ static struct gen {
 	bool resp_over;
 	uint32_t sinks;
 	unsigned ext_pct;       /* RFC 7306 frames: this percentage of them */
+	bool aresp_sent;        /* answered the endpoint's atomic */
 	uint32_t areq_id;
 	uint64_t pred[ATOMIC_WORDS];    /* the words, if every atomic ran */
 } G;
@@ -1809,6 +1900,33 @@ static size_t gen_ext(uint8_t *f, bool clean, bool *bad)
 
 	*bad = false;
 	st.ext_frames++;
+	if (S.ep_atomic_seen && !G.aresp_sent && (!S.ep_read || G.resp_over) &&
+	    chance(40)) {
+		/* the answer to the endpoint's atomic (after its Read's) */
+		G.aresp_sent = true;
+		fpdu_put_untagged(f, 0, true, RDMAP_ATOMIC_RESP, DDP_QN_ATOMIC_RESP, 1, 0);
+		put32(f + 2 + DDP_UNTAGGED_LEN, S.ep_atomic_id);
+		put64(f + 2 + DDP_UNTAGGED_LEN + 4, rnd64());
+		n = frame_end(f, DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN);
+		if (!clean && chance(30)) {
+			*bad = true;
+			switch (rndn(6)) {
+			case 0: put32(f + 2 + DDP_UNTAGGED_LEN, S.ep_atomic_id ^
+				      (1u << rndn(32))); break;                   /* id */
+			case 1: put32(f + 2 + 6, rndn(3)); break;                  /* QN */
+			case 2: put32(f + 2 + 10, 2 + rndn(3)); break;             /* MSN */
+			case 3: put16(f + 2, get16(f + 2) & ~DDP_L); break;
+			case 4:
+				rnd_bytes(f + n - 4, 8);
+				n = frame_end(f, get16(f) + 8);
+				break;
+			default:
+				n = frame_end(f, DDP_UNTAGGED_LEN + rndn(RDMAP_ATOMIC_RESP_LEN));
+				break;
+			}
+		}
+		return n;
+	}
 	if (r < 40 && !(clean && G.in_msg)) {               /* Immediate Data */
 		if (!G.in_msg && chance(60)) {
 			/* the Write of a write with immediate, maybe in two FPDUs */
@@ -2558,6 +2676,29 @@ static void check_sink_memory(void)
 	check_guard(sink_arena, GUARD, "before the Read sink");
 	check_guard(sink_seg(0) + SINK_SEG, GUARD, "between the Read sink segments");
 	check_guard(sink_seg(1) + SINK_SEG, GUARD, "after the Read sink");
+	check_guard(sink_seg(2) + SINK_SEG, GUARD, "after the atomic result");
+	{
+		/* the endpoint's atomic: its result holds what a valid Atomic
+		 * Response to it carried, only then, and only 8 bytes */
+		const uint8_t *res = sink_seg(2);
+		bool ok = true;
+
+		for (i = 8; i < SINK_SEG && ok; i++)
+			ok = res[i] == SINK_FILL;
+		if (ok && S.ep_atomic && S.ep_atomic_completions &&
+		    S.ep_atomic_st == DAPL_TWC_SUCCESS)
+			ok = S.ep_atomic_seen && aresp_explains(res);
+		else if (ok)
+			for (i = 0; i < 8 && ok; i++)
+				ok = res[i] == SINK_FILL ||
+				     (S.ep_atomic_seen && aresp_explains(res));
+		if (!ok)
+			failure("atomic result no Atomic Response carried", "the "
+				"endpoint's atomic (status %d, %d completions) has result "
+				"bytes %02x %02x %02x %02x %02x %02x %02x %02x",
+				S.ep_atomic_st, S.ep_atomic_completions, res[0], res[1],
+				res[2], res[3], res[4], res[5], res[6], res[7]);
+	}
 	for (i = 0; i < 2; i++) {
 		uint32_t b, used = S.ep_read && i < S.ep_read_nsge ? S.ep_read_seglen[i] : 0;
 
@@ -2659,6 +2800,9 @@ static void teardown(void)
 	if (S.ep_send && S.ep_send_completions != 1)
 		failure("send not completed exactly once", "the endpoint's Send: %d "
 			"completions", S.ep_send_completions);
+	if (S.ep_atomic && S.ep_atomic_completions != 1)
+		failure("atomic not completed exactly once", "the endpoint's atomic: %d "
+			"completions", S.ep_atomic_completions);
 	if (S.ep_read && S.ep_read_completions != 1)
 		failure("read not completed exactly once", "the endpoint's Read: %d "
 			"completions", S.ep_read_completions);
@@ -2727,13 +2871,13 @@ static void input_reset(uint64_t seed)
 		if (i < NSLOT)
 			memset(gd + RGUARD, RECV_FILL, RSLOT);
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		uint8_t *gd = sink_arena + (size_t)i * (SINK_SEG + GUARD);
 		int j;
 
 		for (j = 0; j < GUARD; j++)
 			gd[j] = GUARD_BYTE(j);
-		if (i < 2)
+		if (i < 3)
 			memset(gd + GUARD, SINK_FILL, SINK_SEG);
 	}
 	rnd_bytes(send_src, sizeof(send_src));
@@ -2757,7 +2901,9 @@ static bool cond_established(void)
 static bool cond_ep_posts(void)
 {
 	return S.terminal || S.raw_eof ||
-	       ((!S.ep_read || S.ep_read_seen) && (!S.ep_send || S.ep_send_msgs));
+	       ((!S.ep_read || S.ep_read_seen) && (!S.ep_send || S.ep_send_msgs) &&
+		(!S.ep_atomic || S.ep_atomic_seen || S.ep_read_seen));
+	/* (with ORD 1 the atomic waits for the Read's response) */
 }
 
 /* The MPA request into the stream. */
@@ -2843,8 +2989,9 @@ static void build_rtr(bool bad_rtr)
 	}
 }
 
-/* Posts the endpoint's own Send (before) and Read, once it is connected. */
-static void ep_posts(bool want_send, bool want_read)
+/* Posts the endpoint's own Send (before), Read and atomic, once it is
+ * connected; without RFC 7306 the atomic must be refused. */
+static void ep_posts(bool want_send, bool want_read, bool want_atomic)
 {
 	struct dapl_tsge sge[2];
 	int err;
@@ -2883,6 +3030,34 @@ static void ep_posts(bool want_send, bool want_read)
 		else if (!S.terminal)
 			failure("post_rdma_read failed", "post_rdma_read on a connected ep: %d",
 				err);
+	}
+	if (want_atomic) {
+		bool add = chance(50);
+
+		sge[0].addr = (uint64_t)(uintptr_t)sink_seg(2);
+		sge[0].length = 8;
+		sge[0].lkey = local_lkey;
+		sge[0].mr = local_mr;
+		S.ep_atomic_aop = add ? RDMAP_AOP_FETCH_ADD : RDMAP_AOP_CMP_SWAP;
+		S.ep_atomic_rkey = rnd();
+		S.ep_atomic_raddr = (uint64_t)rnd() << 20 | 8 * rndn(64);
+		S.ep_atomic_a = operand();
+		S.ep_atomic_b = operand();
+		err = ops->post_atomic(S.ep, add ? DAPL_TATOMIC_FETCH_ADD :
+				       DAPL_TATOMIC_CMP_SWAP, sge, S.ep_atomic_raddr,
+				       S.ep_atomic_rkey, S.ep_atomic_a, S.ep_atomic_b,
+				       CTX_ATOMIC, DAPL_TPOST_SIGNALED);
+		if (err == 0 && S.x7306)
+			S.ep_atomic = true;
+		else if (err == 0)
+			failure("atomic posted without RFC 7306", "post_atomic on a "
+				"connection that did not negotiate RFC 7306 returned 0");
+		else if (S.x7306 && !S.terminal)
+			failure("post_atomic failed", "post_atomic on a connected ep "
+				"with RFC 7306: %d", err);
+		else if (!S.x7306 && err != -EOPNOTSUPP)
+			failure("post_atomic without RFC 7306", "post_atomic returned %d, "
+				"not -EOPNOTSUPP", err);
 	}
 }
 
@@ -2959,7 +3134,7 @@ static bool handshake(enum hmode mode, enum ext_kind xk, bool bad_rtr,
 	}
 	if (S.terminal)
 		return true;
-	ep_posts(want_send, want_read);
+	ep_posts(want_send, want_read, chance(S.x7306 ? 50 : 10));
 	if (mode == H_WRITE_RTR || mode == H_READ_RTR) {
 		phase = "waiting for the endpoint's Send and Read";
 		if (!wait_for(cond_ep_posts, 3000))
@@ -3888,12 +4063,12 @@ static void setup(void)
 	reg[RG_STALE].mr = NULL;
 	reg[RG_STALE].live = false;
 	recv_arena = malloc((size_t)NSLOT * (RSLOT + RGUARD) + RGUARD);
-	sink_arena = malloc(2 * SINK_SEG + 3 * GUARD);
+	sink_arena = malloc(3 * SINK_SEG + 4 * GUARD);
 	S.out = malloc(OUT_MAX);
 	S.in = malloc(IN_MAX);
 	if (!recv_arena || !sink_arena || !S.out || !S.in)
 		DIE("malloc");
-	err = ops->mr_reg(pd_a, sink_arena, 2 * SINK_SEG + 3 * GUARD,
+	err = ops->mr_reg(pd_a, sink_arena, 3 * SINK_SEG + 4 * GUARD,
 			  DAPL_TACCESS_LOCAL_READ | DAPL_TACCESS_LOCAL_WRITE, &local_mr,
 			  &local_lkey, &rkey);
 	if (err)
@@ -4018,9 +4193,10 @@ int main(void)
 	printf("\n");
 	printf("fuzz_tcp_frames: RFC 7306: %lu inputs negotiated it, %lu of its frames "
 	       "made; %lu atomics answered and checked (%lu more run, answers cut "
-	       "off), %lu immediates delivered; %lu Terminates for its frames where "
-	       "it was not negotiated\n", st.x7306_inputs, st.ext_frames, st.atomics_done,
-	       st.atomics_unanswered, st.imm_delivered, st.ext_unneg_terms);
+	       "off), %lu immediates delivered, the endpoint's own atomics %lu done; "
+	       "%lu Terminates for its frames where it was not negotiated\n",
+	       st.x7306_inputs, st.ext_frames, st.atomics_done, st.atomics_unanswered,
+	       st.imm_delivered, st.ep_atomics_done, st.ext_unneg_terms);
 	printf("fuzz_tcp_frames: strangers:");
 	for (i = 0; i < NGARB; i++)
 		printf(" %s %lu%s", garb_name[i], st.garb[i], i < NGARB - 1 ? "," : ";");
@@ -4031,6 +4207,7 @@ int main(void)
 	     !st.read_responses || !st.ep_reads_done || codes < 8 || !st.garb_refused ||
 	     !st.floods || !term_count(TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_NO_BUFFER) ||
 	     !st.atomics_done || !st.imm_delivered || !st.ext_unneg_terms ||
+	     !st.ep_atomics_done ||
 	     !term_count(TERM_RDMAP, TERM_RDMAP_OP, TERM_CODE_UNSPECIFIED)))
 		failure("coverage", "the run did not reach every path (see the counts)");
 	if (nfail) {

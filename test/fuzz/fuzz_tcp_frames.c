@@ -19,7 +19,24 @@
  *  - mutated ones: bit flips in headers, bad DDP/RDMAP versions, T and L
  *    flipped, ULPDU_Length larger than what follows or smaller than the
  *    header, truncated frames, garbage in pad and CRC (with the acks on,
- *    the CRC field is the peer's placed count); raw garbage.
+ *    the CRC field is the peer's placed count); raw garbage;
+ *  - RFC 7306 frames: in a quarter of the inputs the request's libdat
+ *    trailer also offers TCP_EXT_F_RFC7306, and most of those carry
+ *    Immediate Data (with and without SE, often right behind a Write of
+ *    its own, in one or two FPDUs: a write with immediate) and Atomic
+ *    Requests (FetchAdd, CmpSwap with matching and other compare values
+ *    and masks, on a few words of a small remote-atomic registration);
+ *    hostile ones: STags of the other PD, without the remote-atomic
+ *    right, deregistered, local, random and zero; misaligned words,
+ *    words before, after, across the end of the registration and
+ *    wrapping; Swap and unknown AOpCodes, a FetchAdd with a mask;
+ *    wrong QN, MSN and MO, not last, data after the header, truncated;
+ *    Immediate Data inside a Send; Atomic Responses nobody asked for.
+ *    With RFC 7306 the endpoint now and then posts an atomic of its own
+ *    behind its Read, which the peer answers (after the Read's response,
+ *    or too early; with the wrong id, QN, MSN, length); without it,
+ *    post_atomic must return -EOPNOTSUPP.
+ *    About one input in seven that did not offer it carries them too.
  * Frames are cut at random points with the endpoint driven in between
  * (cq_poll and cm_get_event, as the core would), receives are posted and
  * the CQ armed while data flows; at the end the peer closes, half-closes,
@@ -42,12 +59,37 @@
  *  - an endpoint whose peer went away ends (one terminal event) within a
  *    bound; every wait is bounded (poll timeouts, never sleeps) and the
  *    whole run is under alarm();
- *  - no fd is left behind by an input (/proc/self/fd).
+ *  - no fd is left behind by an input (/proc/self/fd);
+ *  - RFC 7306: the reply's trailer has TCP_EXT_F_RFC7306 exactly when
+ *    the request offered it.  Where it was not negotiated nothing from
+ *    the peer's first RFC 7306 frame on may act (the oracles above read
+ *    the stream only up to it): no atomic, no immediate, no Atomic
+ *    Response; a clean sequence read to its end got a Terminate.  Where
+ *    it was: every Atomic Response answers the next Atomic Request (by
+ *    its id) after the last request answered, Reads and atomics in
+ *    order, none inside a Read Response, QN 3 and MSNs 1, 2, ...; that
+ *    request had to be taken (STag of the endpoint's PD with the
+ *    remote-atomic right, an 8-byte aligned word inside it, FetchAdd
+ *    without a mask or CmpSwap, exactly 52 bytes, last) and the response
+ *    carries the word's value as the requests answered before left it
+ *    (the fuzzer runs them too); at the end the atomic registration holds
+ *    that, or that and the next requests that had to be taken (answers
+ *    cut off by the end); no other memory changes.  A receive that
+ *    completes as RECV_RDMA_IMM (WITH_IMM, nothing written into it) is
+ *    the Immediate Data of its MSN (the Send queue's), one the endpoint
+ *    had to take, with its immediate and the length of the RDMA Write
+ *    message before it (0 while that Write is not finished); every other
+ *    receive completion is RECV without the flag, and no RECV is an
+ *    Immediate Data's.  The endpoint's own atomic goes out as posted,
+ *    after its Read, completes once, after the Read, and its 8-byte
+ *    result holds the value of a valid Atomic Response to it or nothing.
  * Every FUZZ_TCP_CHECK inputs (and first and last) one fully valid
  * exchange must place a Send into its receive, Writes into the region
  * (one read straight into place), serve Read Requests, take the Read
  * Response to the endpoint's Read, and, with the acks on, report all of
- * it placed: proof that the inputs reach the placement paths.
+ * it placed (one in two of those also negotiates RFC 7306: a write with
+ * immediate into a receive, a FetchAdd and a matching CmpSwap): proof
+ * that the inputs reach the placement paths.
  *
  * Strangers also connect to the listener with garbage MPA requests (wrong
  * key, PD_Length over 512, truncated, markers or CRC asked for, the
@@ -208,6 +250,7 @@ static uint64_t now_ms(void)
 /* ---- memory: registrations, guards, receives ------------------------------ */
 
 #define GUARD 256
+#define ATOMIC_WORDS 32
 #define GUARD_BYTE(i) ((uint8_t)(0xa5 ^ ((i) & 0x3f)))
 
 enum {
@@ -217,6 +260,7 @@ enum {
 	RG_OTHER_PD,    /* remote write + read, but of the second PD */
 	RG_STALE,       /* registered, then deregistered */
 	RG_LOCAL,       /* local rights only */
+	RG_ATOMIC,      /* remote atomic only: the atomics' target */
 	RG_UNREG,       /* never registered */
 	NREG
 };
@@ -241,12 +285,17 @@ static struct region reg[NREG] = {
 		    DAPL_TACCESS_LOCAL_WRITE | DAPL_TACCESS_REMOTE_WRITE, NULL, NULL, 0, 0, 0 },
 	[RG_OTHER_PD] = { "the other PD's registration", 4096,
 			  DAPL_TACCESS_LOCAL_READ | DAPL_TACCESS_LOCAL_WRITE |
-			  DAPL_TACCESS_REMOTE_READ | DAPL_TACCESS_REMOTE_WRITE, NULL, NULL, 0, 0, 0 },
+			  DAPL_TACCESS_REMOTE_READ | DAPL_TACCESS_REMOTE_WRITE |
+			  DAPL_TACCESS_REMOTE_ATOMIC, NULL, NULL, 0, 0, 0 },
 	[RG_STALE] = { "a deregistered buffer", 4096,
 		       DAPL_TACCESS_LOCAL_READ | DAPL_TACCESS_LOCAL_WRITE |
-		       DAPL_TACCESS_REMOTE_READ | DAPL_TACCESS_REMOTE_WRITE, NULL, NULL, 0, 0, 0 },
+		       DAPL_TACCESS_REMOTE_READ | DAPL_TACCESS_REMOTE_WRITE |
+		       DAPL_TACCESS_REMOTE_ATOMIC, NULL, NULL, 0, 0, 0 },
 	[RG_LOCAL] = { "a local-only registration", 4096,
 		       DAPL_TACCESS_LOCAL_READ | DAPL_TACCESS_LOCAL_WRITE, NULL, NULL, 0, 0, 0 },
+	[RG_ATOMIC] = { "the atomic target", ATOMIC_WORDS * 8,
+			DAPL_TACCESS_LOCAL_READ | DAPL_TACCESS_LOCAL_WRITE |
+			DAPL_TACCESS_REMOTE_ATOMIC, NULL, NULL, 0, 0, 0 },
 	[RG_UNREG] = { "unregistered memory", 4096, 0, NULL, NULL, 0, 0, 0 },
 };
 
@@ -285,7 +334,8 @@ static uint8_t *slot_addr(int s)
  * send_src. */
 #define SINK_SEG 2048
 #define SINK_FILL 0x3c
-static uint8_t *sink_arena;          /* GUARD | seg | GUARD | seg | GUARD */
+/* GUARD | seg | GUARD | seg | GUARD | atomic result seg | GUARD */
+static uint8_t *sink_arena;
 static uint8_t send_src[1024];
 static struct dapl_tmr *local_mr;    /* sink_arena + send_src: local rights */
 static uint32_t local_lkey;
@@ -318,12 +368,15 @@ struct recv {
 	enum dapl_twc_status st;
 	uint32_t byte_len;
 	int order;              /* its place among receive completions */
+	bool with_imm;          /* completed as RECV_RDMA_IMM */
+	uint32_t imm;
 	bool discarded;         /* left in the SRQ at srq_destroy */
 };
 
 #define CTX_RECV 0x7100u
 #define CTX_SEND 0x7200u
 #define CTX_READ 0x7201u
+#define CTX_ATOMIC 0x7202u
 #define OUT_MAX (1u << 20)
 #define IN_MAX (512u * 1024u)
 #define MAX_CUTS 256
@@ -365,6 +418,16 @@ static struct {
 	enum hmode mode;
 	enum ext_kind xk;
 	bool ext;               /* the acks are on */
+	bool x7306;             /* ... and RFC 7306 offered (so taken) */
+	/* the oracles read the peer's FPDUs up to here: without RFC 7306,
+	 * its first frame (an unexpected opcode) ends the connection */
+	size_t oracle_end;
+	/* atomics: the words as the answered ones left them, the frame
+	 * after the last request answered (Read or atomic), the MSN of the
+	 * next Atomic Response */
+	uint64_t aw[ATOMIC_WORDS];
+	size_t answered_to;
+	uint32_t aresp_msn;
 	bool v2;
 	uint8_t req_pdata[512];
 	size_t req_pdata_len;
@@ -413,6 +476,12 @@ static struct {
 	uint32_t ep_read_rkey;
 	bool ep_read_seen;
 	uint32_t ep_read_sink;
+	/* the endpoint's atomic, behind its Read (with RFC 7306) */
+	bool ep_atomic, ep_atomic_seen;
+	uint32_t ep_atomic_aop, ep_atomic_rkey, ep_atomic_id;
+	uint64_t ep_atomic_raddr, ep_atomic_a, ep_atomic_b;
+	int ep_atomic_completions;
+	enum dapl_twc_status ep_atomic_st;
 	/* our Read RTR */
 	uint32_t rtr_sink;
 	/* garbage requests to the listener */
@@ -431,6 +500,8 @@ static struct {
 	unsigned long placed_direct, read_bursts, eager;
 	unsigned long floods, flood_frames;
 	struct { uint32_t key; unsigned long n; } terms[48];
+	unsigned long x7306_inputs, ext_frames, atomics_done, atomics_unanswered;
+	unsigned long imm_delivered, ext_unneg_terms, ep_atomics_done;
 	int nterms;
 } st;
 
@@ -512,7 +583,7 @@ static bool next_frame(size_t *pos, struct ofr *f)
 	size_t p = *pos, left;
 	uint32_t ul;
 
-	if (p + 2 > S.out_len)
+	if (p + 2 > S.out_len || p >= S.oracle_end)
 		return false;
 	ul = get16(S.out + p);
 	left = S.out_len - p - 2;
@@ -650,12 +721,12 @@ static bool resp_explains(uint32_t sink, uint32_t off, uint8_t v)
 	return false;
 }
 
-/* The peer's Read Request with this sink STag: 1 found (fields filled),
- * 0 none. */
+/* The peer's Read Request with this sink STag at or after frame position
+ * *at: 1 found (fields filled, *at the position after it), 0 none. */
 static int find_read_req(uint32_t sink, uint64_t *sink_to, uint32_t *len,
-			 uint32_t *src, uint64_t *src_to)
+			 uint32_t *src, uint64_t *src_to, size_t *at)
 {
-	size_t pos = S.fpdu_start;
+	size_t pos = *at < S.fpdu_start ? S.fpdu_start : *at;
 	struct ofr f;
 
 	while (next_frame(&pos, &f)) {
@@ -672,9 +743,152 @@ static int find_read_req(uint32_t sink, uint64_t *sink_to, uint32_t *len,
 		*len = get32(r + 12);
 		*src = get32(r + 16);
 		*src_to = get64(r + 20);
+		*at = pos;
 		return 1;
 	}
 	return 0;
+}
+
+/* ---- the oracle for RFC 7306 ------------------------------------------------------ */
+
+struct areq {
+	uint32_t aop, id, stag;
+	uint64_t to, data, dmask, cmp, cmask;
+};
+
+/* Is f an Atomic Request (by its opcode)?  Its fields into *a. */
+static bool atomic_req_frame(const struct ofr *f, struct areq *a)
+{
+	const uint8_t *r = f->u + DDP_UNTAGGED_LEN;
+
+	if (f->avail < 2 || (get16(f->u) & DDP_T) ||
+	    (get16(f->u) & RDMAP_OP_MASK) != RDMAP_ATOMIC_REQ)
+		return false;
+	memset(a, 0, sizeof(*a));
+	if (f->avail < DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN)
+		return true;
+	a->aop = get32(r) & RDMAP_AOP_MASK;
+	a->id = get32(r + 4);
+	a->stag = get32(r + 8);
+	a->to = get64(r + 12);
+	a->data = get64(r + 20);
+	a->dmask = get64(r + 28);
+	a->cmp = get64(r + 36);
+	a->cmask = get64(r + 44);
+	return true;
+}
+
+/* May the endpoint run this Atomic Request (queue and MSN aside, which
+ * the endpoint's state decides)?  The word: its index in RG_ATOMIC. */
+static bool atomic_takeable(const struct ofr *f, const struct areq *a, int *word)
+{
+	uint32_t ctrl = get16(f->u);
+	int r = stag_region(a->stag);
+
+	if (f->ul != DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN || f->avail != f->ul ||
+	    !(ctrl & DDP_L) || get32(f->u + 6) != DDP_QN_READ || get32(f->u + 14) ||
+	    (ctrl & DDP_VERSION_MASK) != DDP_VERSION_BITS ||
+	    (ctrl & RDMAP_VERSION_MASK) != RDMAP_VERSION_BITS)
+		return false;
+	if (!(a->aop == RDMAP_AOP_FETCH_ADD && a->dmask == 0) &&
+	    a->aop != RDMAP_AOP_CMP_SWAP)
+		return false;
+	if (r < 0 || !reg[r].pd_a || !(reg[r].access & DAPL_TACCESS_REMOTE_ATOMIC) ||
+	    (a->to & 7) || !range_in(a->to, 8, raddr(r), reg[r].len))
+		return false;
+	if (r != RG_ATOMIC)
+		DIE("an atomic target outside RG_ATOMIC");
+	*word = (int)((a->to - raddr(r)) / 8);
+	return true;
+}
+
+static uint64_t atomic_apply(uint64_t *w, const struct areq *a)
+{
+	uint64_t old = *w;
+
+	if (a->aop == RDMAP_AOP_FETCH_ADD)
+		*w = old + a->data;
+	else if (!((old ^ a->cmp) & a->cmask))
+		*w = (old & ~a->dmask) | (a->data & a->dmask);
+	return old;
+}
+
+/* An Atomic Response from the endpoint: the next Atomic Request after the
+ * last request answered that carries its id, one it had to take, with
+ * the word's value before it. */
+static void ep_atomic_response(uint32_t id, uint64_t old)
+{
+	size_t pos = S.answered_to < S.fpdu_start ? S.fpdu_start : S.answered_to;
+	struct ofr f;
+	struct areq a;
+	uint64_t want;
+	bool found = false;
+	int j, w;
+
+	if (!S.x7306) {
+		failure("Atomic Response without RFC 7306", "the endpoint sent an "
+			"Atomic Response (id 0x%08x) on a connection that did not "
+			"negotiate RFC 7306", id);
+		return;
+	}
+	for (j = 0; j < S.nresp; j++)
+		if (!S.resp[j].last) {
+			failure("responses out of order", "an Atomic Response inside the "
+				"Read Response to sink 0x%08x", S.resp[j].sink);
+			return;
+		}
+	while (!found && next_frame(&pos, &f))
+		found = atomic_req_frame(&f, &a) && a.id == id;
+	if (!found) {
+		failure("Atomic Response without a request", "an Atomic Response with "
+			"id 0x%08x, which no Atomic Request after the last request "
+			"answered carried", id);
+		return;
+	}
+	S.answered_to = pos;
+	if (!atomic_takeable(&f, &a, &w)) {
+		int r = stag_region(a.stag);
+
+		failure("Atomic Response for a refused request", "an Atomic Response "
+			"to request 0x%08x: AOpCode %u, STag 0x%08x (%s) TO 0x%llx, "
+			"mask 0x%llx, ULPDU_Length %u: the request had to be refused",
+			id, a.aop, a.stag, r >= 0 ? reg[r].name : "unknown",
+			(unsigned long long)a.to, (unsigned long long)a.dmask, f.ul);
+		return;
+	}
+	want = atomic_apply(&S.aw[w], &a);
+	if (want != old)
+		failure("wrong Atomic Response value", "request 0x%08x (AOpCode %u) on "
+			"word %d: the response says it held 0x%016llx, the requests "
+			"answered before it leave 0x%016llx", id, a.aop, w,
+			(unsigned long long)old, (unsigned long long)want);
+	st.atomics_done++;
+}
+
+/* The endpoint's atomic result res: the value of a valid Atomic Response
+ * to it (queue 3, MSN 1, its id, 12 bytes, last) in the peer's stream. */
+static bool aresp_explains(const uint8_t *res)
+{
+	size_t pos = S.fpdu_start;
+	struct ofr f;
+	uint64_t v;
+
+	memcpy(&v, res, 8);
+	while (next_frame(&pos, &f)) {
+		uint32_t ctrl;
+
+		if (f.avail != f.ul || f.ul != DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN)
+			continue;
+		ctrl = get16(f.u);
+		if ((ctrl & DDP_T) || !(ctrl & DDP_L) ||
+		    (ctrl & RDMAP_OP_MASK) != RDMAP_ATOMIC_RESP ||
+		    get32(f.u + 6) != DDP_QN_ATOMIC_RESP || get32(f.u + 10) != 1 ||
+		    get32(f.u + 14) || get32(f.u + DDP_UNTAGGED_LEN) != S.ep_atomic_id)
+			continue;
+		if (get64(f.u + DDP_UNTAGGED_LEN + 4) == v)
+			return true;
+	}
+	return false;
 }
 
 /* ---- what the endpoint sends ------------------------------------------------- */
@@ -742,6 +956,10 @@ static void check_reply(const uint8_t *p, uint32_t pd_len)
 
 		if (get32(t) != TCP_EXT_MAGIC || !(get16(t + 6) & TCP_EXT_F_ACKS))
 			failure("bad MPA reply", "no libdat trailer in the reply to one");
+		else if (!(get16(t + 6) & TCP_EXT_F_RFC7306) != !S.x7306)
+			failure("bad MPA reply", "the reply's trailer %s TCP_EXT_F_RFC7306, "
+				"the request %s", (get16(t + 6) & TCP_EXT_F_RFC7306) ?
+				"has" : "lacks", S.x7306 ? "offered it" : "did not");
 	}
 }
 
@@ -771,10 +989,33 @@ static void ep_read_response(uint32_t sink, uint64_t to, const uint8_t *d,
 
 	st.read_responses++;
 	st.read_resp_bytes += n;
-	if (!find_read_req(sink, &sink_to, &len, &src, &src_to)) {
-		failure("Read Response without a request", "a Read Response to sink "
-			"STag 0x%08x, which no Read Request of the peer named", sink);
-		return;
+	for (i = 0; i < S.nresp && S.resp[i].sink != sink; i++)
+		;
+	if (i == S.nresp) {
+		/* a new response: after every one before it, for a request
+		 * after the last one answered (Reads and atomics in order) */
+		size_t at = S.answered_to;
+		int j;
+
+		for (j = 0; j < S.nresp; j++)
+			if (!S.resp[j].last) {
+				failure("responses out of order", "a Read Response to sink "
+					"0x%08x began inside the one to 0x%08x", sink,
+					S.resp[j].sink);
+				return;
+			}
+		if (!find_read_req(sink, &sink_to, &len, &src, &src_to, &at)) {
+			failure("Read Response without a request", "a Read Response to sink "
+				"STag 0x%08x, which no Read Request of the peer after the "
+				"last one answered named", sink);
+			return;
+		}
+		S.answered_to = at;
+	} else {
+		size_t at = S.fpdu_start;
+
+		if (!find_read_req(sink, &sink_to, &len, &src, &src_to, &at))
+			return;     /* (told when it began) */
 	}
 	if (!read_valid(src, src_to, len)) {
 		int r = stag_region(src);
@@ -785,8 +1026,6 @@ static void ep_read_response(uint32_t sink, uint64_t to, const uint8_t *d,
 			(unsigned long long)src_to, len);
 		return;
 	}
-	for (i = 0; i < S.nresp && S.resp[i].sink != sink; i++)
-		;
 	if (i == S.nresp) {
 		if (S.nresp == 64)
 			return;
@@ -907,6 +1146,37 @@ static void ep_fpdu(const uint8_t *u, uint32_t ul, uint32_t crc)
 			S.ep_read_sink = get32(r);
 			return;
 		}
+		case RDMAP_ATOMIC_REQ: {
+			const uint8_t *r = u + DDP_UNTAGGED_LEN;
+			bool add = S.ep_atomic_aop == RDMAP_AOP_FETCH_ADD;
+
+			if (!S.ep_atomic || S.ep_atomic_seen || !S.x7306 ||
+			    qn != DDP_QN_READ || msn != (S.ep_read ? 2u : 1u) || mo ||
+			    !(ctrl & DDP_L) || dl != RDMAP_ATOMIC_REQ_LEN ||
+			    (S.ep_read && !S.ep_read_seen) ||
+			    get32(r) != S.ep_atomic_aop || get32(r + 8) != S.ep_atomic_rkey ||
+			    get64(r + 12) != S.ep_atomic_raddr ||
+			    get64(r + 20) != (add ? S.ep_atomic_a : S.ep_atomic_b) ||
+			    get64(r + 36) != (add ? 0 : S.ep_atomic_a)) {
+				failure("unexpected FPDU from the endpoint", "an Atomic "
+					"Request QN %u MSN %u, %u bytes (posted %d, RFC 7306 "
+					"%d)", qn, msn, dl, S.ep_atomic, S.x7306);
+				return;
+			}
+			S.ep_atomic_seen = true;
+			S.ep_atomic_id = get32(r + 4);
+			return;
+		}
+		case RDMAP_ATOMIC_RESP:
+			if (qn != DDP_QN_ATOMIC_RESP || msn != ++S.aresp_msn || mo ||
+			    !(ctrl & DDP_L) || dl != RDMAP_ATOMIC_RESP_LEN) {
+				failure("bad Atomic Response", "QN %u MSN %u (expected %u) "
+					"MO %u, %u bytes", qn, msn, S.aresp_msn, mo, dl);
+				return;
+			}
+			ep_atomic_response(get32(u + DDP_UNTAGGED_LEN),
+					   get64(u + DDP_UNTAGGED_LEN + 4));
+			return;
 		case RDMAP_TERMINATE:
 			if (qn != DDP_QN_TERM || ul < DDP_UNTAGGED_LEN + 4) {
 				failure("bad Terminate from the endpoint", "QN %u length %u",
@@ -916,6 +1186,8 @@ static void ep_fpdu(const uint8_t *u, uint32_t ul, uint32_t crc)
 			S.term_seen = true;
 			S.term_ctrl = get32(u + DDP_UNTAGGED_LEN);
 			st.ep_terms++;
+			if (!S.x7306 && S.oracle_end < S.out_len)
+				st.ext_unneg_terms++;
 			{
 				uint32_t key = S.term_ctrl >> 16;
 				int t;
@@ -1185,18 +1457,56 @@ static void on_completion(const struct dapl_twc *wc)
 				wc->status, r->st);
 			return;
 		}
-		if (wc->opcode != DAPL_TWC_RECV || !recv_status_ok(wc->status))
-			failure("bad receive completion", "receive %d: opcode %d status %d",
-				(int)(wc->context - CTX_RECV), wc->opcode, wc->status);
+		if ((wc->opcode != DAPL_TWC_RECV &&
+		     !(wc->opcode == DAPL_TWC_RECV_RDMA_IMM && S.x7306 &&
+		       wc->status == DAPL_TWC_SUCCESS)) || !recv_status_ok(wc->status))
+			failure("bad receive completion", "receive %d: opcode %d status %d "
+				"(RFC 7306 %s)", (int)(wc->context - CTX_RECV), wc->opcode,
+				wc->status, S.x7306 ? "on" : "off");
+		r->with_imm = wc->opcode == DAPL_TWC_RECV_RDMA_IMM;
+		r->imm = wc->imm;
+		if (!(wc->flags & DAPL_TWC_WITH_IMM) != !r->with_imm ||
+		    (!r->with_imm && wc->imm))
+			failure("bad receive completion", "receive %d: opcode %d with "
+				"flags 0x%x, immediate 0x%08x", (int)(wc->context - CTX_RECV),
+				wc->opcode, wc->flags, wc->imm);
 		if ((int)(wc->context - CTX_RECV) != S.recv_order)
 			failure("receives out of order", "receive %d completed, %d was next",
 				(int)(wc->context - CTX_RECV), S.recv_order);
 		r->order = S.recv_order++;
 		r->st = wc->status;
 		r->byte_len = wc->byte_len;
-		if (wc->status == DAPL_TWC_SUCCESS && wc->byte_len > r->len)
+		if (wc->status == DAPL_TWC_SUCCESS && wc->byte_len > r->len &&
+		    !r->with_imm)   /* (an immediate's is the Write's length) */
 			failure("receive overrun", "receive of %u bytes reports %u",
 				r->len, wc->byte_len);
+		return;
+	}
+	if (wc->context == CTX_ATOMIC) {
+		if (!S.ep_atomic) {
+			failure("completion of nothing posted", "context 0x%llx",
+				(unsigned long long)wc->context);
+			return;
+		}
+		if (S.ep_atomic_completions++) {
+			failure("request completed twice", "the endpoint's atomic "
+				"completed again");
+			return;
+		}
+		if (wc->opcode != (S.ep_atomic_aop == RDMAP_AOP_FETCH_ADD ?
+				   DAPL_TWC_FETCH_ADD : DAPL_TWC_CMP_SWAP) ||
+		    (wc->status != DAPL_TWC_SUCCESS && wc->status != DAPL_TWC_FLUSHED &&
+		     wc->status != DAPL_TWC_REMOTE_ACCESS &&
+		     wc->status != DAPL_TWC_REMOTE_OP))
+			failure("bad send-queue completion", "atomic: opcode %d status %d",
+				wc->opcode, wc->status);
+		if ((S.ep_read && !S.ep_read_completions) ||
+		    (S.ep_send && !S.ep_send_completions))
+			failure("send queue out of order", "the atomic completed before "
+				"the Send or Read posted ahead of it");
+		S.ep_atomic_st = wc->status;
+		if (wc->status == DAPL_TWC_SUCCESS)
+			st.ep_atomics_done++;
 		return;
 	}
 	if (wc->context == CTX_SEND || wc->context == CTX_READ) {
@@ -1459,6 +1769,10 @@ static struct gen {
 	uint32_t resp_done;     /* bytes of the endpoint's Read answered */
 	bool resp_over;
 	uint32_t sinks;
+	unsigned ext_pct;       /* RFC 7306 frames: this percentage of them */
+	bool aresp_sent;        /* answered the endpoint's atomic */
+	uint32_t areq_id;
+	uint64_t pred[ATOMIC_WORDS];    /* the words, if every atomic ran */
 } G;
 
 static uint32_t crc_field(void)
@@ -1531,6 +1845,203 @@ static size_t b_term(uint8_t *f)
 	if (hl >= 4)
 		put16(p + 4 + 2, ddp_ctrl(rndn(2), true, rndn(8)));
 	return frame_end(f, DDP_UNTAGGED_LEN + 4 + hl);
+}
+
+static uint32_t data_len(uint32_t max);
+
+static size_t b_imm(uint8_t *f, bool se, uint64_t v)
+{
+	fpdu_put_untagged(f, 0, true, se ? RDMAP_IMM_SE : RDMAP_IMM, DDP_QN_SEND,
+			  G.msn_send++, 0);
+	put64(f + 2 + DDP_UNTAGGED_LEN, v);
+	return frame_end(f, DDP_UNTAGGED_LEN + RDMAP_IMM_LEN);
+}
+
+static size_t b_atomic(uint8_t *f, const struct areq *a, uint32_t rsvd)
+{
+	uint8_t *r = f + 2 + DDP_UNTAGGED_LEN;
+
+	fpdu_put_untagged(f, 0, true, RDMAP_ATOMIC_REQ, DDP_QN_READ, G.msn_read++, 0);
+	put32(r, (rsvd & ~RDMAP_AOP_MASK) | a->aop);
+	put32(r + 4, a->id);
+	put32(r + 8, a->stag);
+	put64(r + 12, a->to);
+	put64(r + 20, a->data);
+	put64(r + 28, a->dmask);
+	put64(r + 36, a->cmp);
+	put64(r + 44, a->cmask);
+	return frame_end(f, DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN);
+}
+
+static uint64_t rnd64(void)
+{
+	return (uint64_t)rnd() << 32 | rnd();
+}
+
+/* An operand: small, near the carry, or anything. */
+static uint64_t operand(void)
+{
+	switch (rndn(4)) {
+	case 0: return 1 + rndn(16);
+	case 1: return (uint64_t)0 - 1 - rndn(16);
+	case 2: return (uint64_t)1 << rndn(64);
+	default: return rnd64();
+	}
+}
+
+/* An RFC 7306 frame: Immediate Data (often right behind a Write of its
+ * own: a write with immediate), an Atomic Request, or an Atomic Response
+ * nobody asked for; valid ones (so far as the generator knows) or aimed
+ * at a check.  *bad: certainly refused. */
+static size_t gen_ext(uint8_t *f, bool clean, bool *bad)
+{
+	uint32_t r = rndn(clean ? 90 : 100);
+	size_t n;
+
+	*bad = false;
+	st.ext_frames++;
+	if (S.ep_atomic_seen && !G.aresp_sent && (!S.ep_read || G.resp_over) &&
+	    chance(40)) {
+		/* the answer to the endpoint's atomic (after its Read's) */
+		G.aresp_sent = true;
+		fpdu_put_untagged(f, 0, true, RDMAP_ATOMIC_RESP, DDP_QN_ATOMIC_RESP, 1, 0);
+		put32(f + 2 + DDP_UNTAGGED_LEN, S.ep_atomic_id);
+		put64(f + 2 + DDP_UNTAGGED_LEN + 4, rnd64());
+		n = frame_end(f, DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN);
+		if (!clean && chance(30)) {
+			*bad = true;
+			switch (rndn(6)) {
+			case 0: put32(f + 2 + DDP_UNTAGGED_LEN, S.ep_atomic_id ^
+				      (1u << rndn(32))); break;                   /* id */
+			case 1: put32(f + 2 + 6, rndn(3)); break;                  /* QN */
+			case 2: put32(f + 2 + 10, 2 + rndn(3)); break;             /* MSN */
+			case 3: put16(f + 2, get16(f + 2) & ~DDP_L); break;
+			case 4:
+				rnd_bytes(f + n - 4, 8);
+				n = frame_end(f, get16(f) + 8);
+				break;
+			default:
+				n = frame_end(f, DDP_UNTAGGED_LEN + rndn(RDMAP_ATOMIC_RESP_LEN));
+				break;
+			}
+		}
+		return n;
+	}
+	if (r < 40 && !(clean && G.in_msg)) {               /* Immediate Data */
+		if (!G.in_msg && chance(60)) {
+			/* the Write of a write with immediate, maybe in two FPDUs */
+			uint32_t len = data_len(2000), off = rndn(4096);
+			bool two = len > 1 && chance(25);
+			uint32_t first = two ? 1 + rndn(len - 1) : len;
+
+			n = b_write(f, reg[RG_RW].stag, raddr(RG_RW) + off, first, !two);
+			out_put(f, n);
+			S.frames++;
+			st.frames++;
+			if (two) {
+				n = b_write(f, reg[RG_RW].stag, raddr(RG_RW) + off + first,
+					    len - first, true);
+				out_put(f, n);
+				S.frames++;
+				st.frames++;
+			}
+		}
+		n = b_imm(f, chance(50), rnd64());
+		if (G.in_msg)
+			*bad = true;    /* inside a Send */
+		if (!clean && chance(25)) {
+			*bad = true;
+			switch (rndn(6)) {
+			case 0: put32(f + 2 + 6, 1 + rndn(4)); break;              /* QN */
+			case 1: put32(f + 2 + 10, get32(f + 2 + 10) +
+				      (chance(50) ? 1 : (uint32_t)-1)); break;       /* MSN */
+			case 2: put32(f + 2 + 14, 1 + rndn(64)); break;            /* MO */
+			case 3: put16(f + 2, get16(f + 2) & ~DDP_L); break;        /* not last */
+			case 4:                                                 /* data after it */
+				rnd_bytes(f + n - 4, 8);
+				n = frame_end(f, get16(f) + 4 + 4 * rndn(2));
+				break;
+			default:                                                /* truncated */
+				put16(f, DDP_UNTAGGED_LEN + rndn(RDMAP_IMM_LEN));
+				n = frame_end(f, get16(f));
+				break;
+			}
+		}
+		return n;
+	}
+	if (r < 90) {                                       /* Atomic Request */
+		struct areq a;
+		int w = (int)rndn(chance(60) ? 4 : ATOMIC_WORDS);
+		uint32_t rsvd = chance(10) ? rnd() : 0;
+
+		memset(&a, 0, sizeof(a));
+		a.id = 0xa7000000u + G.areq_id++;
+		a.stag = reg[RG_ATOMIC].stag;
+		a.to = raddr(RG_ATOMIC) + 8u * (uint32_t)w;
+		a.aop = chance(50) ? RDMAP_AOP_FETCH_ADD : RDMAP_AOP_CMP_SWAP;
+		a.data = operand();
+		if (a.aop == RDMAP_AOP_CMP_SWAP) {
+			a.cmp = chance(60) ? G.pred[w] : operand();
+			a.cmask = chance(80) ? ~(uint64_t)0 : rnd64();
+			a.dmask = chance(80) ? ~(uint64_t)0 : rnd64();
+		}
+		if (!clean && chance(40)) {
+			*bad = true;
+			switch (rndn(16)) {
+			case 0: a.stag = reg[RG_OTHER_PD].stag;
+				a.to = raddr(RG_OTHER_PD) + 8 * rndn(64); break;
+			case 1: a.stag = reg[RG_RW].stag;           /* no atomic right */
+				a.to = raddr(RG_RW) + 8 * rndn(64); break;
+			case 2: a.stag = reg[RG_STALE].stag;
+				a.to = raddr(RG_STALE) + 8 * rndn(64); break;
+			case 3: a.stag = chance(50) ? reg[RG_LOCAL].stag : rnd();
+				a.to = raddr(RG_LOCAL); break;
+			case 4: a.to += 1 + rndn(7); break;         /* misaligned */
+			case 5: a.to = raddr(RG_ATOMIC) - 8 * (1 + rndn(4)); break;
+			case 6: a.to = raddr(RG_ATOMIC) + reg[RG_ATOMIC].len +
+				       (chance(50) ? 0 : 8 * rndn(8)); break;
+			case 7: a.to = raddr(RG_ATOMIC) + reg[RG_ATOMIC].len - 1 - rndn(7);
+				break;                              /* across the end */
+			case 8: a.to = (uint64_t)0 - 8 * (1 + rndn(2)); break;   /* wraps */
+			case 9: a.aop = RDMAP_AOP_SWAP + (chance(50) ? 0 : 2 + rndn(13));
+				break;
+			case 10: a.aop = RDMAP_AOP_FETCH_ADD; a.dmask = 1 + rnd64(); break;
+			case 11: a.stag = 0; break;
+			default: *bad = false; break;   /* framing, below */
+			}
+			n = b_atomic(f, &a, rsvd);
+			if (!*bad) {
+				*bad = true;
+				switch (rndn(5)) {
+				case 0: put32(f + 2 + 6, chance(50) ? 0 : 2 + rndn(4)); break;
+				case 1: put32(f + 2 + 10, get32(f + 2 + 10) +
+					      (chance(50) ? 1 : (uint32_t)-1)); break;
+				case 2: put32(f + 2 + 14, 8); break;
+				case 3: put16(f + 2, get16(f + 2) & ~DDP_L); break;
+				default:        /* data after it, or truncated */
+					if (chance(50)) {
+						rnd_bytes(f + n - 4, 8);
+						n = frame_end(f, get16(f) + 8);
+					} else {
+						n = frame_end(f, DDP_UNTAGGED_LEN +
+							      rndn(RDMAP_ATOMIC_REQ_LEN));
+					}
+					break;
+				}
+			}
+			return n;
+		}
+		/* what the generator expects, for CmpSwaps that match */
+		atomic_apply(&G.pred[w], &a);
+		return b_atomic(f, &a, rsvd);
+	}
+	/* an Atomic Response: the endpoint asked for none */
+	*bad = true;
+	fpdu_put_untagged(f, 0, true, RDMAP_ATOMIC_RESP, chance(80) ? DDP_QN_ATOMIC_RESP :
+			  rndn(4), chance(80) ? 1 : rnd(), 0);
+	put32(f + 2 + DDP_UNTAGGED_LEN, chance(50) ? S.ep_read_sink : rnd());
+	put64(f + 2 + DDP_UNTAGGED_LEN + 4, rnd64());
+	return frame_end(f, DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN);
 }
 
 static uint32_t data_len(uint32_t max)
@@ -1671,6 +2182,8 @@ static size_t gen_frame(uint8_t *f, bool clean, bool *bad)
 	bool last;
 
 	*bad = false;
+	if (G.ext_pct && rndn(100) < G.ext_pct)
+		return gen_ext(f, clean, bad);
 	if (r < 30 || (G.in_msg && chance(60))) {          /* Send */
 		last = chance(G.in_msg ? 60 : 70);
 		n = b_send(f, data_len(chance(5) ? 9000 : 1500), last,
@@ -1895,6 +2408,45 @@ static void check_guard(const uint8_t *p, size_t n, const char *what)
 		}
 }
 
+/* The atomic target holds what the atomics answered left, or that and
+ * the next few requests taken (in order) whose answers the end of the
+ * connection cut off; without RFC 7306 it never changes. */
+static void check_atomic_memory(void)
+{
+	uint64_t now[ATOMIC_WORDS], sim[ATOMIC_WORDS];
+	size_t pos = S.answered_to < S.fpdu_start ? S.fpdu_start : S.answered_to;
+	unsigned long extra = 0;
+	struct ofr f;
+	struct areq a;
+	int w;
+
+	memcpy(now, rdata(RG_ATOMIC), sizeof(now));
+	memcpy(sim, S.aw, sizeof(sim));
+	for (;;) {
+		bool found = false;
+
+		if (!memcmp(now, sim, sizeof(now))) {
+			st.atomics_unanswered += extra;
+			return;
+		}
+		if (!S.x7306)
+			break;
+		while (!found && next_frame(&pos, &f))
+			found = atomic_req_frame(&f, &a);
+		if (!found || !atomic_takeable(&f, &a, &w))
+			break;
+		atomic_apply(&sim[w], &a);
+		extra++;
+	}
+	for (w = 0; w < ATOMIC_WORDS && now[w] == S.aw[w]; w++)
+		;
+	failure("atomic target changed wrongly", "word %d of the atomic target holds "
+		"0x%016llx; the atomics answered (%u) leave 0x%016llx, and no run of "
+		"the Atomic Requests after them that had to be taken explains it "
+		"(RFC 7306 %s)", w, (unsigned long long)now[w], S.aresp_msn,
+		(unsigned long long)S.aw[w], S.x7306 ? "on" : "off");
+}
+
 static void check_regions(void)
 {
 	int r;
@@ -1908,6 +2460,10 @@ static void check_regions(void)
 		check_guard(reg[r].arena, GUARD, what);
 		snprintf(what, sizeof(what), "after %s", reg[r].name);
 		check_guard(d + reg[r].len, GUARD, what);
+		if (r == RG_ATOMIC) {
+			check_atomic_memory();
+			continue;
+		}
 		for (i = 0; i < reg[r].len; i++) {
 			if (d[i] == fill_byte(r, i))
 				continue;
@@ -1928,6 +2484,83 @@ static void check_regions(void)
 			break;
 		}
 	}
+}
+
+/* The Immediate Data message with this MSN, if the peer sent one: NULL
+ * when the receive completion (immediate imm, byte_len len) is what it
+ * must be, else why not.  byte_len is the length of the RDMA Write
+ * message before it (since the last Immediate Data; 0 while a Write's
+ * last FPDU has not come), as dapl_tcp(7) says. */
+static const char *imm_check(uint32_t msn, uint32_t imm, uint32_t len, bool *found)
+{
+	static char why[160];
+	size_t pos = S.fpdu_start;
+	uint32_t wlen = 0;
+	bool open = false;
+	struct ofr f;
+
+	*found = false;
+	while (next_frame(&pos, &f)) {
+		uint32_t ctrl, op;
+
+		if (f.avail < 2)
+			continue;
+		ctrl = get16(f.u);
+		op = ctrl & RDMAP_OP_MASK;
+		if ((ctrl & DDP_T) && op == RDMAP_WRITE && f.ul >= DDP_TAGGED_LEN &&
+		    f.avail >= DDP_TAGGED_LEN) {
+			uint32_t dl = f.ul - DDP_TAGGED_LEN, had = open ? wlen : 0;
+
+			if (get32(f.u + 2) || dl) {
+				wlen = dl > UINT32_MAX - had ? UINT32_MAX : had + dl;
+				open = !(ctrl & DDP_L);
+			}
+			continue;
+		}
+		if ((ctrl & DDP_T) || (op != RDMAP_IMM && op != RDMAP_IMM_SE) ||
+		    f.avail < DDP_UNTAGGED_LEN || get32(f.u + 6) != DDP_QN_SEND)
+			continue;
+		if (get32(f.u + 10) != msn) {
+			wlen = 0;
+			continue;
+		}
+		*found = true;
+		if (f.ul != DDP_UNTAGGED_LEN + RDMAP_IMM_LEN || f.avail != f.ul ||
+		    get32(f.u + 14) || !(ctrl & DDP_L))
+			snprintf(why, sizeof(why), "its Immediate Data had to be refused "
+				 "(ULPDU_Length %u, MO %u, L %d)", f.ul, get32(f.u + 14),
+				 !!(ctrl & DDP_L));
+		else if ((uint32_t)get64(f.u + DDP_UNTAGGED_LEN) != imm)
+			snprintf(why, sizeof(why), "it carried immediate 0x%08x",
+				 (uint32_t)get64(f.u + DDP_UNTAGGED_LEN));
+		else if (len != (open ? 0 : wlen))
+			snprintf(why, sizeof(why), "the Write before it was %u bytes",
+				 open ? 0 : wlen);
+		else
+			return NULL;
+		return why;
+	}
+	return "no Immediate Data has that MSN";
+}
+
+/* Is there a Send (any FPDU of it) with this MSN? */
+static bool send_with_msn(uint32_t msn)
+{
+	size_t pos = S.fpdu_start;
+	struct ofr f;
+
+	while (next_frame(&pos, &f)) {
+		uint32_t ctrl, op;
+
+		if (f.avail < DDP_UNTAGGED_LEN)
+			continue;
+		ctrl = get16(f.u);
+		op = ctrl & RDMAP_OP_MASK;
+		if (!(ctrl & DDP_T) && op >= RDMAP_SEND && op <= RDMAP_SEND_SE_INV &&
+		    get32(f.u + 6) == DDP_QN_SEND && get32(f.u + 10) == msn)
+			return true;
+	}
+	return false;
 }
 
 static void check_recv_memory(void)
@@ -1975,6 +2608,24 @@ static void check_recv_memory(void)
 		limit = r->st == DAPL_TWC_SUCCESS ? r->byte_len : r->len;
 		if (r->st == DAPL_TWC_FLUSHED && !first_flushed)
 			limit = 0;
+		if (r->st == DAPL_TWC_SUCCESS) {
+			bool found;
+			const char *why = imm_check(msn, r->imm, r->byte_len, &found);
+
+			if (r->with_imm && why)
+				failure("bad Immediate Data completion", "receive %d "
+					"completed as RECV_RDMA_IMM (immediate 0x%08x, %u "
+					"bytes) for message MSN %u: %s", (int)(r - S.rv),
+					r->imm, r->byte_len, msn, why);
+			else if (!r->with_imm && found && !send_with_msn(msn))
+				failure("Immediate Data as a Send", "receive %d completed "
+					"as RECV for message MSN %u, an Immediate Data",
+					(int)(r - S.rv), msn);
+			if (r->with_imm) {
+				limit = 0;      /* it writes nothing */
+				st.imm_delivered++;
+			}
+		}
 		for (k = 0; k < r->nsge; k++) {
 			uint32_t b;
 
@@ -2025,6 +2676,29 @@ static void check_sink_memory(void)
 	check_guard(sink_arena, GUARD, "before the Read sink");
 	check_guard(sink_seg(0) + SINK_SEG, GUARD, "between the Read sink segments");
 	check_guard(sink_seg(1) + SINK_SEG, GUARD, "after the Read sink");
+	check_guard(sink_seg(2) + SINK_SEG, GUARD, "after the atomic result");
+	{
+		/* the endpoint's atomic: its result holds what a valid Atomic
+		 * Response to it carried, only then, and only 8 bytes */
+		const uint8_t *res = sink_seg(2);
+		bool ok = true;
+
+		for (i = 8; i < SINK_SEG && ok; i++)
+			ok = res[i] == SINK_FILL;
+		if (ok && S.ep_atomic && S.ep_atomic_completions &&
+		    S.ep_atomic_st == DAPL_TWC_SUCCESS)
+			ok = S.ep_atomic_seen && aresp_explains(res);
+		else if (ok)
+			for (i = 0; i < 8 && ok; i++)
+				ok = res[i] == SINK_FILL ||
+				     (S.ep_atomic_seen && aresp_explains(res));
+		if (!ok)
+			failure("atomic result no Atomic Response carried", "the "
+				"endpoint's atomic (status %d, %d completions) has result "
+				"bytes %02x %02x %02x %02x %02x %02x %02x %02x",
+				S.ep_atomic_st, S.ep_atomic_completions, res[0], res[1],
+				res[2], res[3], res[4], res[5], res[6], res[7]);
+	}
 	for (i = 0; i < 2; i++) {
 		uint32_t b, used = S.ep_read && i < S.ep_read_nsge ? S.ep_read_seglen[i] : 0;
 
@@ -2126,6 +2800,9 @@ static void teardown(void)
 	if (S.ep_send && S.ep_send_completions != 1)
 		failure("send not completed exactly once", "the endpoint's Send: %d "
 			"completions", S.ep_send_completions);
+	if (S.ep_atomic && S.ep_atomic_completions != 1)
+		failure("atomic not completed exactly once", "the endpoint's atomic: %d "
+			"completions", S.ep_atomic_completions);
 	if (S.ep_read && S.ep_read_completions != 1)
 		failure("read not completed exactly once", "the endpoint's Read: %d "
 			"completions", S.ep_read_completions);
@@ -2182,6 +2859,9 @@ static void input_reset(uint64_t seed)
 		for (i = 0; i < (int)reg[r].len; i++)
 			rdata(r)[i] = fill_byte(r, (size_t)i);
 	}
+	memcpy(S.aw, rdata(RG_ATOMIC), sizeof(S.aw));
+	memcpy(G.pred, S.aw, sizeof(G.pred));
+	S.oracle_end = SIZE_MAX;
 	for (i = 0; i <= NSLOT; i++) {
 		uint8_t *gd = recv_arena + (size_t)i * (RSLOT + RGUARD);
 		int j;
@@ -2191,13 +2871,13 @@ static void input_reset(uint64_t seed)
 		if (i < NSLOT)
 			memset(gd + RGUARD, RECV_FILL, RSLOT);
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		uint8_t *gd = sink_arena + (size_t)i * (SINK_SEG + GUARD);
 		int j;
 
 		for (j = 0; j < GUARD; j++)
 			gd[j] = GUARD_BYTE(j);
-		if (i < 2)
+		if (i < 3)
 			memset(gd + GUARD, SINK_FILL, SINK_SEG);
 	}
 	rnd_bytes(send_src, sizeof(send_src));
@@ -2221,7 +2901,9 @@ static bool cond_established(void)
 static bool cond_ep_posts(void)
 {
 	return S.terminal || S.raw_eof ||
-	       ((!S.ep_read || S.ep_read_seen) && (!S.ep_send || S.ep_send_msgs));
+	       ((!S.ep_read || S.ep_read_seen) && (!S.ep_send || S.ep_send_msgs) &&
+		(!S.ep_atomic || S.ep_atomic_seen || S.ep_read_seen));
+	/* (with ORD 1 the atomic waits for the Read's response) */
 }
 
 /* The MPA request into the stream. */
@@ -2264,7 +2946,8 @@ static void build_request(enum hmode mode, enum ext_kind xk, size_t pdlen)
 		put32(b + off, xk == X_BAD_MAGIC ? TCP_EXT_MAGIC ^ (1u << rndn(32))
 						 : TCP_EXT_MAGIC);
 		put16(b + off + 4, TCP_EXT_VERSION);
-		put16(b + off + 6, xk == X_NO_FLAG ? 0xfffe & rnd() : TCP_EXT_F_ACKS);
+		put16(b + off + 6, xk == X_NO_FLAG ? 0xfffe & rnd() :
+				   TCP_EXT_F_ACKS | (S.x7306 ? TCP_EXT_F_RFC7306 : 0));
 		off += TCP_EXT_LEN;
 		if (xk != X_ON) {
 			/* then it is the consumer's private data */
@@ -2306,8 +2989,9 @@ static void build_rtr(bool bad_rtr)
 	}
 }
 
-/* Posts the endpoint's own Send (before) and Read, once it is connected. */
-static void ep_posts(bool want_send, bool want_read)
+/* Posts the endpoint's own Send (before), Read and atomic, once it is
+ * connected; without RFC 7306 the atomic must be refused. */
+static void ep_posts(bool want_send, bool want_read, bool want_atomic)
 {
 	struct dapl_tsge sge[2];
 	int err;
@@ -2346,6 +3030,34 @@ static void ep_posts(bool want_send, bool want_read)
 		else if (!S.terminal)
 			failure("post_rdma_read failed", "post_rdma_read on a connected ep: %d",
 				err);
+	}
+	if (want_atomic) {
+		bool add = chance(50);
+
+		sge[0].addr = (uint64_t)(uintptr_t)sink_seg(2);
+		sge[0].length = 8;
+		sge[0].lkey = local_lkey;
+		sge[0].mr = local_mr;
+		S.ep_atomic_aop = add ? RDMAP_AOP_FETCH_ADD : RDMAP_AOP_CMP_SWAP;
+		S.ep_atomic_rkey = rnd();
+		S.ep_atomic_raddr = (uint64_t)rnd() << 20 | 8 * rndn(64);
+		S.ep_atomic_a = operand();
+		S.ep_atomic_b = operand();
+		err = ops->post_atomic(S.ep, add ? DAPL_TATOMIC_FETCH_ADD :
+				       DAPL_TATOMIC_CMP_SWAP, sge, S.ep_atomic_raddr,
+				       S.ep_atomic_rkey, S.ep_atomic_a, S.ep_atomic_b,
+				       CTX_ATOMIC, DAPL_TPOST_SIGNALED);
+		if (err == 0 && S.x7306)
+			S.ep_atomic = true;
+		else if (err == 0)
+			failure("atomic posted without RFC 7306", "post_atomic on a "
+				"connection that did not negotiate RFC 7306 returned 0");
+		else if (S.x7306 && !S.terminal)
+			failure("post_atomic failed", "post_atomic on a connected ep "
+				"with RFC 7306: %d", err);
+		else if (!S.x7306 && err != -EOPNOTSUPP)
+			failure("post_atomic without RFC 7306", "post_atomic returned %d, "
+				"not -EOPNOTSUPP", err);
 	}
 }
 
@@ -2422,7 +3134,7 @@ static bool handshake(enum hmode mode, enum ext_kind xk, bool bad_rtr,
 	}
 	if (S.terminal)
 		return true;
-	ep_posts(want_send, want_read);
+	ep_posts(want_send, want_read, chance(S.x7306 ? 50 : 10));
 	if (mode == H_WRITE_RTR || mode == H_READ_RTR) {
 		phase = "waiting for the endpoint's Send and Read";
 		if (!wait_for(cond_ep_posts, 3000))
@@ -2561,6 +3273,25 @@ static void gen_sequence(bool clean)
 		if (chance(3))
 			add_cut(S.out_len, CUT_ARM);
 	}
+	if (!S.x7306) {
+		/* the oracles stop at the first RFC 7306 opcode: it ends the
+		 * connection, and neither it nor anything after it may act */
+		size_t pos = S.fpdu_start, at = pos;
+		struct ofr fr;
+
+		while (next_frame(&pos, &fr)) {
+			uint32_t op;
+
+			if (fr.avail >= 2 && !(get16(fr.u) & DDP_T)) {
+				op = get16(fr.u) & RDMAP_OP_MASK;
+				if (op >= RDMAP_IMM && op <= RDMAP_ATOMIC_RESP) {
+					S.oracle_end = at;
+					break;
+				}
+			}
+			at = pos;
+		}
+	}
 }
 
 /* How an input ends. */
@@ -2630,6 +3361,14 @@ static void fuzz_input(long idx, uint64_t seed)
 
 		xk = x < 55 ? X_ON : x < 85 ? X_NONE : x < 93 ? X_BAD_MAGIC : X_NO_FLAG;
 	}
+	/* RFC 7306 offered in some inputs (then its frames are often made);
+	 * its frames now and then where it was not (they end the connection) */
+	S.x7306 = xk == X_ON && chance(50);
+	st.x7306_inputs += S.x7306;
+	if (S.x7306)
+		G.ext_pct = chance(80) ? 10 + rndn(40) : 0;
+	else
+		G.ext_pct = chance(15) ? 1 + rndn(10) : 0;
 	clean = chance(20);
 	bad_rtr = !clean && (mode == H_WRITE_RTR || mode == H_READ_RTR) && chance(5);
 	/* now and then the RTR and the FPDUs come right behind the request,
@@ -2654,15 +3393,25 @@ static void fuzz_input(long idx, uint64_t seed)
 	wait_for(garb_settled, 1000);
 	{
 		uint32_t e = rndn(100);
+		enum end_kind ek = e < 40 ? E_CLOSE : e < 65 ? E_SHUT : e < 80 ?
+				   E_DISCONNECT : e < 90 ? E_DESTROY : E_DISCONNECT_DESTROY;
 
-		finish(e < 40 ? E_CLOSE : e < 65 ? E_SHUT : e < 80 ? E_DISCONNECT :
-		       e < 90 ? E_DESTROY : E_DISCONNECT_DESTROY);
+		finish(ek);
+		/* a clean sequence with an RFC 7306 frame the endpoint did not
+		 * agree to, read to its end: that frame got a Terminate */
+		if (clean && !S.x7306 && S.oracle_end < S.out_len && ek == E_SHUT &&
+		    !S.raw_dead && S.ep && !S.ep->stalled && !S.term_seen)
+			failure("RFC 7306 frame taken without RFC 7306", "a clean sequence "
+				"with an RFC 7306 opcode at 0x%zx, on a connection that did "
+				"not negotiate it, read to its end without a Terminate",
+				S.oracle_end);
 	}
 out:
 	teardown();
 	if (verbose)
-		printf("input %ld seed 0x%016llx: mode %d acks %d, %u frames, %zu bytes, "
-		       "%s%s\n", idx, (unsigned long long)seed, mode, xk, S.frames, S.out_len,
+		printf("input %ld seed 0x%016llx: mode %d acks %d%s, %u frames, %zu bytes, "
+		       "%s%s\n", idx, (unsigned long long)seed, mode, xk,
+		       S.x7306 ? " RFC 7306" : "", S.frames, S.out_len,
 		       S.terminal ? ev_name(S.terminal_type) : "open",
 		       S.term_seen ? " after a Terminate" : "");
 }
@@ -2679,7 +3428,9 @@ static bool cond_valid_done(void)
 		return false;
 	if (S.ep_send_completions != 1 || S.ep_read_completions != 1)
 		return false;
-	if (S.ext && S.ep_placed != 4)
+	if (S.ext && S.ep_placed != (S.x7306 ? 6u : 4u))
+		return false;
+	if (S.x7306 && (S.rv[2].completions != 1 || S.aresp_msn != 2))
 		return false;
 	for (i = 0; i < 2; i++) {
 		int j;
@@ -2693,7 +3444,7 @@ static bool cond_valid_done(void)
 	return true;
 }
 
-static void valid_exchange(long idx, uint64_t seed, bool ext)
+static void valid_exchange(long idx, uint64_t seed, bool ext, bool x7306)
 {
 	uint8_t f[FRAME_MAX], want[16384];
 	struct dapl_tsge sge[3];
@@ -2703,6 +3454,7 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 
 	input_reset(seed);
 	st.valid++;
+	S.x7306 = ext && x7306;
 	phase = "valid exchange: connecting";
 	S.raw = raw_connect(&S.raw_port);
 	build_request(H_WRITE_RTR, ext ? X_ON : X_NONE, 12);
@@ -2727,7 +3479,8 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 		if (err)
 			DIE("ep_create: %d", err);
 	}
-	/* receive 0: 150 bytes in two segments; 1: 8000; 2: never used */
+	/* receive 0: 150 bytes in two segments; 1: 8000; 2: never used, but
+	 * by the write with immediate with RFC 7306 */
 	{
 		static const uint32_t seglen[3][2] = { { 100, 50 }, { 8000, 0 }, { 64, 0 } };
 		int k;
@@ -2834,11 +3587,29 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 	/* a Read of the target after the Writes */
 	n = b_read_req(f, 0x5a5a0002u, 0, 600, reg[RG_RW].stag, raddr(RG_RW) + 50);
 	out_put(f, n);
+	if (S.x7306) {
+		/* a write with immediate (300 bytes at 9000) into receive 2,
+		 * then a FetchAdd of 5 and a CmpSwap that matches on word 0 */
+		struct areq a = { RDMAP_AOP_FETCH_ADD, 0xa7a70001u, reg[RG_ATOMIC].stag,
+				  raddr(RG_ATOMIC), 5, 0, 0, 0 };
+
+		n = b_write(f, reg[RG_RW].stag, raddr(RG_RW) + 9000, 300, true);
+		memcpy(want + 9000, f + 2 + DDP_TAGGED_LEN, 300);
+		out_put(f, n);
+		out_put(f, b_imm(f, false, 0x5555aaaafeedc0deull));
+		out_put(f, b_atomic(f, &a, 0));
+		a.aop = RDMAP_AOP_CMP_SWAP;
+		a.id++;
+		a.cmp = S.aw[0] + 5;
+		a.data = 0x1122334455667788ull;
+		a.dmask = a.cmask = ~(uint64_t)0;
+		out_put(f, b_atomic(f, &a, 0));
+	}
 	if (ext) {
 		fpdu_put_tagged(f, 0, true, RDMAP_WRITE, 0, 0);
 		out_put(f, frame_end(f, DDP_TAGGED_LEN));
 	}
-	S.frames = 12;
+	S.frames = S.x7306 ? 16 : 12;
 	phase = "valid exchange: sending";
 	send_upto(S.out_len);
 	phase = "valid exchange: waiting for it all";
@@ -2864,6 +3635,24 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 	if (S.resp_bytes != 1600)
 		failure("valid exchange failed", "%u bytes of Read Responses, not 1600",
 			S.resp_bytes);
+	if (S.x7306) {
+		uint64_t w0, w1;
+
+		memcpy(&w0, rdata(RG_ATOMIC), 8);
+		memcpy(&w1, rdata(RG_ATOMIC) + 8, 8);
+		if (!S.rv[2].with_imm || S.rv[2].st != DAPL_TWC_SUCCESS ||
+		    S.rv[2].imm != 0xfeedc0deu || S.rv[2].byte_len != 300)
+			failure("valid exchange failed", "the write with immediate "
+				"completed receive 2 with opcode %s, status %d, immediate "
+				"0x%08x, %u bytes (expected RECV_RDMA_IMM, 0xfeedc0de, 300)",
+				S.rv[2].with_imm ? "RECV_RDMA_IMM" : "RECV", S.rv[2].st,
+				S.rv[2].imm, S.rv[2].byte_len);
+		if (w0 != 0x1122334455667788ull || w1 != S.aw[1] ||
+		    S.aw[0] != 0x1122334455667788ull)
+			failure("valid exchange failed", "after a FetchAdd and a matching "
+				"CmpSwap word 0 holds 0x%016llx, not 0x1122334455667788",
+				(unsigned long long)w0);
+	}
 	phase = "valid exchange: closing";
 	finish(E_SHUT);
 	if (S.terminal_type != DAPL_TCM_DISCONNECTED || S.terminal_status != 0 ||
@@ -2873,7 +3662,8 @@ static void valid_exchange(long idx, uint64_t seed, bool ext)
 			S.term_seen ? " with a Terminate" : "");
 out:
 	teardown();
-	if (S.nrecv == 3 && S.rv[2].completions == 1 && S.rv[2].st != DAPL_TWC_FLUSHED)
+	if (!S.x7306 && S.nrecv == 3 && S.rv[2].completions == 1 &&
+	    S.rv[2].st != DAPL_TWC_FLUSHED)
 		failure("valid exchange failed", "the unused receive completed %d",
 			S.rv[2].st);
 }
@@ -3273,12 +4063,12 @@ static void setup(void)
 	reg[RG_STALE].mr = NULL;
 	reg[RG_STALE].live = false;
 	recv_arena = malloc((size_t)NSLOT * (RSLOT + RGUARD) + RGUARD);
-	sink_arena = malloc(2 * SINK_SEG + 3 * GUARD);
+	sink_arena = malloc(3 * SINK_SEG + 4 * GUARD);
 	S.out = malloc(OUT_MAX);
 	S.in = malloc(IN_MAX);
 	if (!recv_arena || !sink_arena || !S.out || !S.in)
 		DIE("malloc");
-	err = ops->mr_reg(pd_a, sink_arena, 2 * SINK_SEG + 3 * GUARD,
+	err = ops->mr_reg(pd_a, sink_arena, 3 * SINK_SEG + 4 * GUARD,
 			  DAPL_TACCESS_LOCAL_READ | DAPL_TACCESS_LOCAL_WRITE, &local_mr,
 			  &local_lkey, &rkey);
 	if (err)
@@ -3321,7 +4111,7 @@ static void run_one(long n, long runs, long every, uint64_t master)
 	else if (n == runs + 2)
 		terminate_names_read(n, seed);
 	else if (n % every == 0 || n == runs - 1)
-		valid_exchange(n, seed, (n / every) & 1);
+		valid_exchange(n, seed, (n / every) & 1, ((n / every) & 3) == 3);
 	else
 		fuzz_input(n, seed);
 }
@@ -3401,6 +4191,12 @@ int main(void)
 		printf(" %u/%u/0x%02x: %lu", st.terms[i].key >> 12, (st.terms[i].key >> 8) & 15,
 		       st.terms[i].key & 0xff, st.terms[i].n);
 	printf("\n");
+	printf("fuzz_tcp_frames: RFC 7306: %lu inputs negotiated it, %lu of its frames "
+	       "made; %lu atomics answered and checked (%lu more run, answers cut "
+	       "off), %lu immediates delivered, the endpoint's own atomics %lu done; "
+	       "%lu Terminates for its frames where it was not negotiated\n",
+	       st.x7306_inputs, st.ext_frames, st.atomics_done, st.atomics_unanswered,
+	       st.imm_delivered, st.ep_atomics_done, st.ext_unneg_terms);
 	printf("fuzz_tcp_frames: strangers:");
 	for (i = 0; i < NGARB; i++)
 		printf(" %s %lu%s", garb_name[i], st.garb[i], i < NGARB - 1 ? "," : ";");
@@ -3409,7 +4205,10 @@ int main(void)
 	if (only < 0 && runs >= 1000 &&
 	    (!st.recv_success || !st.recv_length || !st.write_bytes_placed ||
 	     !st.read_responses || !st.ep_reads_done || codes < 8 || !st.garb_refused ||
-	     !st.floods || !term_count(TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_NO_BUFFER)))
+	     !st.floods || !term_count(TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_NO_BUFFER) ||
+	     !st.atomics_done || !st.imm_delivered || !st.ext_unneg_terms ||
+	     !st.ep_atomics_done ||
+	     !term_count(TERM_RDMAP, TERM_RDMAP_OP, TERM_CODE_UNSPECIFIED)))
 		failure("coverage", "the run did not reach every path (see the counts)");
 	if (nfail) {
 		printf("fuzz_tcp_frames: %lu failures of %d kinds (each told once above)\n",

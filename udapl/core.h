@@ -31,6 +31,19 @@
 
 struct dapl_ia;
 struct dapl_pz;
+
+/* ext.c: the provider-specific attributes the IB extensions add (DAT 2.0). */
+#define DAPL_EXT_NATTR 3
+
+/* What an extended DTO is (DAT 2.0 IB extensions, ext.c): for its
+ * request slot and for the event it completes as. */
+enum dapl_ext_kind {
+	DAPL_EXT_NONE,
+	DAPL_EXT_WRITE_IMM,       /* an RDMA Write with immediate, at its initiator */
+	DAPL_EXT_RECV_IMM,        /* the receive such a write consumed at the target */
+	DAPL_EXT_FETCH_ADD,
+	DAPL_EXT_CMP_SWAP,
+};
 struct dapl_evd;
 struct dapl_cno;
 struct dapl_ep;
@@ -72,7 +85,10 @@ struct dapl_ia {
 	const struct udapl_transport_ops *ops;
 	struct dapl_tdev *dev;
 	struct dapl_tdev_attr dev_attr;
-	DAT_NAMED_ATTR specific[DAPL_TDEV_SPECIFIC_MAX];  /* dev_attr's, for ia_query */
+	/* provider_specific_attr for ia_query: dev_attr's, then (DAT 2.0)
+	 * the IB extension attributes (ext.c) */
+	DAT_NAMED_ATTR specific[DAPL_TDEV_SPECIFIC_MAX + DAPL_EXT_NATTR];
+	int nspecific;
 	struct sockaddr_storage local_addr;   /* what ia_query reports */
 
 	pthread_mutex_t lock;
@@ -250,6 +266,9 @@ struct dapl_ep {
 	struct dapl_dto_slots *req_slots;     /* made with the tep (dto.c) */
 	struct dapl_dto_slots *recv_slots;    /* NULL on an SRQ */
 	struct dapl_srq *srq;                 /* receives come from it, or NULL */
+	/* ep_query's ep_provider_specific while connected (DAT 2.0): what
+	 * this connection can do of the IB extensions (ext.c) */
+	DAT_NAMED_ATTR ext_attr[DAPL_EXT_NATTR];
 };
 
 /* DAT_INVALID_STATE with the subtype naming state. */
@@ -344,6 +363,41 @@ void dapl_dto_recv_query(const struct dapl_dto_slots *s, DAT_COUNT *nbufs,
 			 DAT_COUNT *span);
 /* Whether the EP has no DTO outstanding in that direction. */
 bool dapl_dto_idle(const struct dapl_dto_slots *s);
+
+#if DAT_GEN == 2
+/* ---- ext.c: the DAT 2.0 IB extensions (dat_extension_op) -------------------- */
+
+/* An extended request ext.c has checked, for dto.c to post. */
+struct dapl_ext_req {
+	enum dapl_ext_kind kind;          /* WRITE_IMM, FETCH_ADD or CMP_SWAP */
+	DAT_COUNT n;                      /* local segments (atomics: 1, of 8 bytes) */
+	DAT_LMR_TRIPLET *iov;
+	DAT_DTO_COOKIE cookie;
+	const DAT_RMR_TRIPLET *remote;
+	DAT_COMPLETION_FLAGS flags;
+	int flags_arg;                    /* flgs' argument number, for DAT_INVALID_ARGn */
+	uint32_t imm;
+	uint64_t add_or_compare, swap;
+};
+
+/* Posts req on ep like any request (dto.c): the same state, LMR and flag
+ * checks, one request slot, the same completion rules. */
+DAT_RETURN dapl_dto_post_ext(struct dapl_ep *ep, const struct dapl_ext_req *req);
+/* DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS as ia's device says it can and
+ * its transport has the ops for. */
+unsigned dapl_ext_offered(const struct dapl_ia *ia);
+/* What a connected ep can do now (the transport's ep_extensions, where it
+ * has one), within what the IA offers; 0 unconnected. */
+unsigned dapl_ext_of_ep(struct dapl_ep *ep);
+/* Fills out[DAPL_EXT_NATTR] with DAT_IB_FETCH_AND_ADD, DAT_IB_CMP_AND_SWAP
+ * and DAT_IB_IMMED_DATA, "TRUE" or "FALSE" as ext says. */
+void dapl_ext_attrs(unsigned ext, DAT_NAMED_ATTR *out);
+/* ev, a DTO completion event dto.c filled (status and length included),
+ * becomes the DAT_IB_DTO_EVENT of kind; wc (NULL for a flush the core
+ * made itself) gives a received immediate. */
+void dapl_ext_event(DAT_EVENT *ev, enum dapl_ext_kind kind,
+		    const struct dapl_twc *wc);
+#endif
 
 /* ---- srq.c: shared receive queues ---------------------------------------------- */
 

@@ -24,7 +24,8 @@
 
 #define DTO_MAX_SGE 32
 
-enum dto_kind { DTO_SEND, DTO_RECV, DTO_READ, DTO_WRITE, DTO_BIND };
+/* DTO_EXT: a DAT 2.0 extended request (dapl_dto_slot.ext says which). */
+enum dto_kind { DTO_SEND, DTO_RECV, DTO_READ, DTO_WRITE, DTO_BIND, DTO_EXT };
 
 /* The remote address of an RMR triplet: DAT 2.0 renamed the member. */
 #if DAT_GEN == 2
@@ -36,6 +37,7 @@ enum dto_kind { DTO_SEND, DTO_RECV, DTO_READ, DTO_WRITE, DTO_BIND };
 struct dapl_dto_slot {
 	atomic_bool busy;
 	uint8_t kind;
+	uint8_t ext;              /* DTO_EXT: enum dapl_ext_kind */
 	bool suppress;
 	DAT_DTO_COOKIE cookie;
 	uint64_t len;
@@ -136,6 +138,7 @@ struct dapl_dto_slot *dapl_dto_claim_recv(struct dapl_dto_slots *s,
 		return NULL;
 	}
 	sl->kind = DTO_RECV;
+	sl->ext = DAPL_EXT_NONE;
 	sl->cookie = cookie;
 	sl->len = len;
 	sl->rmr = NULL;
@@ -224,6 +227,10 @@ static bool srq_wc_to_event(struct dapl_evd *evd, struct dapl_dto_slot *sl,
 #if DAT_GEN == 2
 	d->operation = DAT_DTO_RECEIVE;
 	d->rmr_context = 0;
+	/* imm is read for this opcode only: transports leave it unset on
+	 * others */
+	if (wc->opcode == DAPL_TWC_RECV_RDMA_IMM)
+		dapl_ext_event(ev, DAPL_EXT_RECV_IMM, wc);
 #endif
 	atomic_fetch_add(&sl->table->held, 1);
 	*hold = sl;
@@ -270,6 +277,12 @@ bool dapl_dto_wc_to_event(struct dapl_evd *evd, const struct dapl_twc *wc,
 #if DAT_GEN == 2
 			d->operation = dto_operation(sl->kind);
 			d->rmr_context = 0;	/* no send with invalidate */
+			if (sl->kind == DTO_EXT)
+				dapl_ext_event(ev, (enum dapl_ext_kind)sl->ext, wc);
+			else if (sl->kind == DTO_RECV &&
+				 wc->opcode == DAPL_TWC_RECV_RDMA_IMM)
+				/* a peer's write with immediate took it */
+				dapl_ext_event(ev, DAPL_EXT_RECV_IMM, wc);
 #endif
 		}
 	}
@@ -392,13 +405,15 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 				      DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
 	(*slot)->len = *total;
 	(*slot)->rmr = NULL;
+	(*slot)->ext = DAPL_EXT_NONE;
 	return DAT_SUCCESS;
 }
 
 /* DAT 1.2: a DTO posted on a DISCONNECTED EP is accepted and flushed at
  * once (request_prepare then gives no slot). */
-static DAT_RETURN flush_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
-				DAT_DTO_COOKIE cookie)
+static DAT_RETURN flush_ext_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
+				    DAT_DTO_COOKIE cookie,
+				    enum dapl_ext_kind ext)
 {
 	DAT_EVENT ev;
 
@@ -408,8 +423,20 @@ static DAT_RETURN flush_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
 	ev.event_data.dto_completion_event_data.ep_handle = ep;
 	ev.event_data.dto_completion_event_data.user_cookie = cookie;
 	ev.event_data.dto_completion_event_data.status = DAT_DTO_ERR_FLUSHED;
+#if DAT_GEN == 2
+	if (ext != DAPL_EXT_NONE)
+		dapl_ext_event(&ev, ext, NULL);
+#else
+	(void)ext;
+#endif
 	dapl_evd_post(evd, &ev);
 	return DAT_SUCCESS;
+}
+
+static DAT_RETURN flush_at_once(struct dapl_ep *ep, struct dapl_evd *evd,
+				DAT_DTO_COOKIE cookie)
+{
+	return flush_ext_at_once(ep, evd, cookie, DAPL_EXT_NONE);
 }
 
 static unsigned tpost_flags(DAT_COMPLETION_FLAGS flags)
@@ -587,6 +614,7 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	if (!sl)
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 	sl->kind = DTO_RECV;
+	sl->ext = DAPL_EXT_NONE;
 	sl->cookie = cookie;
 	sl->len = total;
 	sl->rmr = NULL;
@@ -616,6 +644,7 @@ DAT_RETURN dapl_dto_post_bind(struct dapl_ep *ep, struct dapl_rmr *rmr,
 	if (!sl)
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
 	sl->kind = DTO_BIND;
+	sl->ext = DAPL_EXT_NONE;
 	sl->cookie = cookie;
 	sl->len = 0;
 	sl->rmr = rmr;
@@ -676,5 +705,59 @@ DAT_RETURN dapl_ep_post_rdma_read_to_rmr(DAT_EP_HANDLE h,
 	(void)h; (void)local; (void)cookie; (void)remote; (void)flags;
 	return dapl_not_implemented("dat_ep_post_rdma_read_to_rmr",
 				    "reads land in LMRs only (no RMR as local buffer)");
+}
+#endif
+
+#if DAT_GEN == 2
+DAT_RETURN dapl_dto_post_ext(struct dapl_ep *ep, const struct dapl_ext_req *rq)
+{
+	const struct udapl_transport_ops *ops = ep->ia->ops;
+	const DAT_RMR_TRIPLET *r = rq->remote;
+	struct dapl_tsge sge[DTO_MAX_SGE];
+	struct dapl_dto_slot *sl;
+	bool atomic = rq->kind != DAPL_EXT_WRITE_IMM;
+	uint64_t total, ctx;
+	DAT_RETURN rc;
+	int nsge, err;
+
+	/* an atomic writes the original value into its local buffer */
+	rc = request_prepare(ep, rq->n, rq->iov, rq->flags, rq->flags_arg,
+			     atomic ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG :
+				      DAT_MEM_PRIV_LOCAL_READ_FLAG,
+			     sge, &nsge, &total, &sl);
+	if (rc != DAT_SUCCESS)
+		return rc;
+	if (!sl)
+		return flush_ext_at_once(ep, ep->request_evd, rq->cookie,
+					 rq->kind);
+	if (total > r->segment_length || (atomic && nsge != 1)) {
+		slot_release(sl);
+		return DAT_ERROR(DAT_LENGTH_ERROR, 0);
+	}
+	sl->kind = DTO_EXT;
+	sl->ext = (uint8_t)rq->kind;
+	sl->cookie = rq->cookie;
+	ctx = (uint64_t)(uintptr_t)sl;
+	if (atomic)
+		err = ops->post_atomic(ep->tep,
+				       rq->kind == DAPL_EXT_FETCH_ADD ?
+				       DAPL_TATOMIC_FETCH_ADD :
+				       DAPL_TATOMIC_CMP_SWAP,
+				       &sge[0], RMR_TRIPLET_ADDRESS(r),
+				       r->rmr_context, rq->add_or_compare,
+				       rq->swap, ctx, tpost_flags(rq->flags));
+	else
+		err = ops->post_rdma_write_imm(ep->tep, sge, nsge,
+					       RMR_TRIPLET_ADDRESS(r),
+					       r->rmr_context, rq->imm, ctx,
+					       tpost_flags(rq->flags));
+	if (err) {
+		slot_release(sl);
+		/* the connection cannot do it (a peer without the extension) */
+		if (err == -EOPNOTSUPP)
+			return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
+		return post_error(err);
+	}
+	return DAT_SUCCESS;
 }
 #endif

@@ -574,6 +574,16 @@ DAT_RETURN dapl_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		param->ep_attr.max_rdma_read_in = ep->negotiated.ird;
 		param->ep_attr.max_rdma_read_out = ep->negotiated.ord;
 	}
+#if DAT_GEN == 2
+	/* what this connection can do of the IB extensions (negotiated
+	 * with the peer where the transport negotiates them) */
+	if (ep->param.ep_state == DAT_EP_STATE_CONNECTED &&
+	    dapl_ext_offered(ep->ia)) {
+		dapl_ext_attrs(dapl_ext_of_ep(ep), ep->ext_attr);
+		param->ep_attr.ep_provider_specific_count = DAPL_EXT_NATTR;
+		param->ep_attr.ep_provider_specific = ep->ext_attr;
+	}
+#endif
 	pthread_mutex_unlock(&ep->ia->lock);
 	return DAT_SUCCESS;
 }

@@ -32,11 +32,22 @@
 #include <unistd.h>
 
 #include "core.h"
+#if DAT_GEN == 2
+#include <dat2/dat_ib_extensions.h>
+#endif
 
+#if DAT_GEN == 2
+/* An EVD for extended events.  The extended DTO events (DAT_IB_DTO_EVENT)
+ * are DTO completions and reach any DTO EVD; the flag alone makes a DTO
+ * EVD. */
+#define EVD_EXT_FLAG DAT_IB_EVD_EXTENSION_FLAG
+#else
+#define EVD_EXT_FLAG 0
+#endif
 #define EVD_FLAGS_ALL (DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | \
 		       DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG | \
-		       DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG)
-#define EVD_CQ_FLAGS (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG)
+		       DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG | EVD_EXT_FLAG)
+#define EVD_CQ_FLAGS (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG | EVD_EXT_FLAG)
 #define EVD_POLL_BATCH 16
 #define EVD_CM_FDS 8       /* progress fds a connection-EVD waiter sleeps on */
 #define EVD_FDS_PER_CQ 4   /* cq_wait_fd and up to 3 more (cq_wait_more_fds) */
@@ -551,6 +562,8 @@ DAT_RETURN dapl_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT min_qlen,
 				 DAT_RESOURCE_MEMORY);
 	evd->ia = ia;
 	evd->flags = flags;
+	if (flags & EVD_EXT_FLAG)
+		evd->flags |= DAT_EVD_DTO_FLAG;
 	evd->qlen = min_qlen;
 	evd->enabled = true;
 	evd->waitable = true;

@@ -10,6 +10,9 @@
 
 #include "core.h"
 #include "entry.h"
+#if DAT_GEN == 2
+#include <dat2/dat_ib_extensions.h>
+#endif
 
 #define DAPL_PROVIDER_VERSION_MAJOR 1
 #define DAPL_PROVIDER_VERSION_MINOR 0
@@ -135,6 +138,12 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		ia->specific[i].name = ia->dev_attr.specific[i].name;
 		ia->specific[i].value = ia->dev_attr.specific[i].value;
 	}
+	ia->nspecific = ia->dev_attr.nspecific;
+#if DAT_GEN == 2
+	/* what programs test before using the IB extensions (ext.c) */
+	dapl_ext_attrs(dapl_ext_offered(ia), &ia->specific[ia->nspecific]);
+	ia->nspecific += DAPL_EXT_NATTR;
+#endif
 
 	evd = DAT_HANDLE_NULL;
 	rc = dapl_evd_create(ia, async_qlen ? async_qlen : DAPL_DEFAULT_ASYNC_QLEN,
@@ -300,8 +309,15 @@ static void fill_ia_attr(struct dapl_ia *ia, DAT_IA_ATTR *a)
 	a->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
 #if DAT_GEN == 2
 	a->zb_supported = DAT_FALSE;	/* dapl_lmr_create: DAT_VA_TYPE_VA only */
-	a->extension_supported = DAT_EXTENSION_NONE;	/* a later step */
-	a->extension_version = 0;
+	/* the IB extensions, where the device and transport offer any
+	 * (dat_extension_op(3)); provider_specific_attr says which */
+	if (dapl_ext_offered(ia)) {
+		a->extension_supported = DAT_EXTENSION_IB;
+		a->extension_version = DAT_IB_EXTENSION_VERSION;
+	} else {
+		a->extension_supported = DAT_EXTENSION_NONE;
+		a->extension_version = 0;
+	}
 #endif
 }
 
@@ -337,8 +353,8 @@ static void fill_provider_attr(struct dapl_ia *ia, DAT_PROVIDER_ATTR *a)
 		DAT_COMPLETION_BARRIER_FENCE_FLAG;
 	a->lmr_sync_req = DAT_FALSE;
 	a->srq_supported = DAT_TRUE;
-	a->num_provider_specific_attr = ia->dev_attr.nspecific;
-	a->provider_specific_attr = ia->dev_attr.nspecific ? ia->specific : NULL;
+	a->num_provider_specific_attr = ia->nspecific;
+	a->provider_specific_attr = ia->nspecific ? ia->specific : NULL;
 #if DAT_GEN == 2
 	a->rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
 	a->rmr_scope_supported = DAT_RMR_SCOPE_PZ;	/* dat_rmr_create only */

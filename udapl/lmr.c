@@ -14,6 +14,9 @@
 
 #include "core.h"
 #include "entry.h"
+#if DAT_GEN == 2
+#include <dat2/dat_ib_extensions.h>
+#endif
 
 #define BAD_LMR DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR)
 #define SLOT_MASK (DAPL_LMR_TABLE - 1)
@@ -77,7 +80,21 @@ static DAT_LMR_CONTEXT slot_take(struct dapl_ia *ia)
 	return 0;
 }
 
-static unsigned priv_to_access(DAT_MEM_PRIV_FLAGS priv)
+#if DAT_GEN == 2
+/* the target of the IB extensions' atomics */
+#define PRIV_REMOTE_ATOMIC ((unsigned)DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+#else
+#define PRIV_REMOTE_ATOMIC 0u
+#endif
+#define PRIV_ALL ((unsigned)DAT_MEM_PRIV_ALL_FLAG | PRIV_REMOTE_ATOMIC)
+#define PRIV_REMOTE ((unsigned)(DAT_MEM_PRIV_REMOTE_READ_FLAG | \
+				DAT_MEM_PRIV_REMOTE_WRITE_FLAG) | \
+		     PRIV_REMOTE_ATOMIC)
+
+/* Remote-atomic access goes to the transport only where the device can do
+ * atomics: programs written for dapl ask for it on every registration
+ * (dtestx does), and a device without atomics may refuse the bit. */
+static unsigned priv_to_access(const struct dapl_ia *ia, DAT_MEM_PRIV_FLAGS priv)
 {
 	unsigned a = 0;
 
@@ -89,6 +106,9 @@ static unsigned priv_to_access(DAT_MEM_PRIV_FLAGS priv)
 		a |= DAPL_TACCESS_REMOTE_READ;
 	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 		a |= DAPL_TACCESS_REMOTE_WRITE;
+	if (((unsigned)priv & PRIV_REMOTE_ATOMIC) &&
+	    (ia->dev_attr.flags & DAPL_TDEV_ATOMICS))
+		a |= DAPL_TACCESS_REMOTE_ATOMIC;
 	return a;
 }
 
@@ -146,7 +166,7 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 		return DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_IA);
 	if (type != DAT_MEM_TYPE_VIRTUAL && type != DAT_MEM_TYPE_LMR)
 		return DAT_ERROR(DAT_MODEL_NOT_SUPPORTED, 0);
-	if ((unsigned)priv & ~(unsigned)DAT_MEM_PRIV_ALL_FLAG)
+	if ((unsigned)priv & ~PRIV_ALL)
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
 #if DAT_GEN == 2
 	/* Zero-based addresses (DAT_VA_TYPE_ZB) would need every transport
@@ -216,7 +236,7 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 		goto out;
 	}
 	err = ia->ops->mr_reg(pz->tpd, (void *)(uintptr_t)addr, len,
-			      priv_to_access(priv), &lmr->tmr, &lmr->lkey, &rkey);
+			      priv_to_access(ia, priv), &lmr->tmr, &lmr->lkey, &rkey);
 	if (err) {
 		dapl_handle_free(lmr);
 		rc = DAT_ERROR(dapl_errno_to_dat(err), DAT_RESOURCE_MEMORY_REGION);
@@ -234,8 +254,7 @@ DAT_RETURN dapl_lmr_create(DAT_IA_HANDLE ia_h, DAT_MEM_TYPE type,
 	lmr->param.mem_priv = priv;
 	lmr->param.lmr_context = ctx;
 	/* DAT 1.2: no remote privilege, no rmr_context. */
-	lmr->param.rmr_context = (priv & (DAT_MEM_PRIV_REMOTE_READ_FLAG |
-					  DAT_MEM_PRIV_REMOTE_WRITE_FLAG)) ? rkey : 0;
+	lmr->param.rmr_context = ((unsigned)priv & PRIV_REMOTE) ? rkey : 0;
 	lmr->param.registered_size = len;
 	lmr->param.registered_address = addr;
 	pz->users++;

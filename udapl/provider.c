@@ -103,18 +103,6 @@ static const DAT_PROVIDER dapl_table = {
 #endif
 };
 
-#if DAT_GEN == 2
-/* The IB extensions (<dat2/dat_ib_extensions.h>) are a later step:
- * extension_supported is DAT_FALSE in dat_ia_query. */
-DAT_RETURN dapl_handle_extendedop(DAT_HANDLE h, DAT_EXTENDED_OP op,
-				  va_list args)
-{
-	(void)h; (void)op; (void)args;
-	return dapl_not_implemented("dat_extension_op",
-				    "this provider offers no DAT 2.0 extensions");
-}
-#endif
-
 struct dapl_provider *dapl_provider_find(const char *ia_name)
 {
 	struct dapl_provider *p;

@@ -7,6 +7,9 @@
 
 #include "core.h"
 #include "entry.h"
+#if DAT_GEN == 2
+#include <dat2/dat_ib_extensions.h>
+#endif
 
 #define BAD_RMR DAT_ERROR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR)
 
@@ -70,7 +73,14 @@ DAT_RETURN dapl_rmr_query(DAT_RMR_HANDLE h, DAT_RMR_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
-static unsigned remote_access(DAT_MEM_PRIV_FLAGS priv)
+#if DAT_GEN == 2
+#define PRIV_REMOTE_ATOMIC ((unsigned)DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+#else
+#define PRIV_REMOTE_ATOMIC 0u
+#endif
+
+/* Remote-atomic access only where the device does atomics (as lmr.c). */
+static unsigned remote_access(const struct dapl_ia *ia, DAT_MEM_PRIV_FLAGS priv)
 {
 	unsigned a = 0;
 
@@ -78,6 +88,9 @@ static unsigned remote_access(DAT_MEM_PRIV_FLAGS priv)
 		a |= DAPL_TACCESS_REMOTE_READ;
 	if (priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 		a |= DAPL_TACCESS_REMOTE_WRITE;
+	if (((unsigned)priv & PRIV_REMOTE_ATOMIC) &&
+	    (ia->dev_attr.flags & DAPL_TDEV_ATOMICS))
+		a |= DAPL_TACCESS_REMOTE_ATOMIC;
 	return a;
 }
 
@@ -111,7 +124,8 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 #endif
 {
 	const unsigned remote = DAT_MEM_PRIV_REMOTE_READ_FLAG |
-				DAT_MEM_PRIV_REMOTE_WRITE_FLAG;
+				DAT_MEM_PRIV_REMOTE_WRITE_FLAG |
+				PRIV_REMOTE_ATOMIC;
 	struct dapl_rmr *rmr = rmr_get(h);
 	struct dapl_lmr *lmr = NULL;
 	struct dapl_ep *ep;
@@ -183,7 +197,7 @@ DAT_RETURN dapl_rmr_bind(DAT_RMR_HANDLE h, const DAT_LMR_TRIPLET *iov,
 	}
 	rc = dapl_dto_post_bind(ep, rmr, lmr, iov->virtual_address,
 				lmr ? iov->segment_length : 0,
-				remote_access(priv), cookie, flags, &rkey);
+				remote_access(ia, priv), cookie, flags, &rkey);
 	if (rc != DAT_SUCCESS)
 		goto out;
 	rmr_unbind_lmr(rmr);

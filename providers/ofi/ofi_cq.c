@@ -598,6 +598,9 @@ int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 			wc[n].opcode = (enum dapl_twc_opcode)s->opcode;
 			wc[n].byte_len = s->byte_len;
 			wc[n].vendor_err = s->vendor_err;
+			/* no immediate data on libfabric tcp (dapl_ofi(3)) */
+			wc[n].imm = 0;
+			wc[n].flags = 0;
 			n++;
 			s->next = NULL;
 			if (!q) {

@@ -44,4 +44,7 @@ const struct udapl_transport_ops dapl_tcp_ops = {
 	.srq_resize = tcp_srq_resize,
 	.srq_set_limit = tcp_srq_set_limit,
 	.srq_post_recv = tcp_srq_post_recv,
+	.ep_extensions = tcp_ep_extensions,
+	.post_rdma_write_imm = tcp_post_rdma_write_imm,
+	.post_atomic = tcp_post_atomic,
 };

@@ -107,7 +107,11 @@ struct tcp_wr {
 	uint32_t seq;               /* Sends/Writes: message number for the ack */
 	uint32_t rkey;              /* Writes/Reads: remote STag */
 	uint64_t raddr;             /* Writes/Reads: remote address (TO) */
-	uint32_t sink;              /* Reads: our sink STag for the response */
+	uint32_t sink;              /* Reads: our sink STag for the response;
+	                               atomics: the Request Identifier */
+	uint32_t imm;               /* write with immediate: the immediate */
+	bool imm_framed;            /* ... its Immediate Data is on the wire */
+	uint64_t add_or_cmp, swap;  /* atomics (opcode FETCH_ADD / CMP_SWAP) */
 	uint64_t tx_end;            /* stream position after its last byte */
 	struct dapl_tsge sge[TCP_MAX_SGE];
 };
@@ -129,6 +133,11 @@ struct tcp_read_resp {
 	uint64_t sink_to;
 	uint64_t src;               /* our address */
 	uint32_t len, done;
+	/* an Atomic Response (RFC 7306), executed when its request came:
+	 * it goes in order with the Read Responses */
+	bool atomic;
+	uint32_t req_id;
+	uint64_t orig;
 };
 
 /* A Send that arrived before a receive was posted for it. */
@@ -137,12 +146,19 @@ struct tcp_unexpected {
 	uint32_t seq;               /* its inbound message number */
 	uint32_t len, filled;
 	bool complete;
+	/* an Immediate Data message (no data): its receive completes as
+	 * RECV_RDMA_IMM with byte_len imm_len, the write before it */
+	bool is_imm;
+	uint32_t imm, imm_len;
 	uint8_t data[];
 };
 
 /* (malloc's header is 16 bytes at most, its rounding 15) */
 _Static_assert(sizeof(struct tcp_unexpected) + 32 <=
 	       TCP_UNEXPECTED_COST, "a held Send's charge covers its overhead");
+_Static_assert(2 + DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN <=
+	       2 + DDP_UNTAGGED_LEN + TERM_PAYLOAD_MAX,
+	       "an Atomic Request fits the receive header buffer");
 _Static_assert((uint64_t)TCP_UNEXPECTED_MSGS * TCP_UNEXPECTED_COST <
 	       TCP_UNEXPECTED_MAX, "empty Sends meet the count bound first");
 
@@ -173,6 +189,7 @@ struct dapl_tep {
 	int fd;
 	bool active;                /* this attempt was a connect */
 	bool ext_acks;              /* the peer speaks the ack extension */
+	bool ext_7306;              /* ... and RFC 7306 (both announced it) */
 	bool crc;                   /* CRC negotiated: refused, never set */
 	bool hold_tx;               /* responder without RTR: wait for the first FPDU */
 	bool rtr_write;             /* initiator: send a zero-length Write as RTR */
@@ -196,6 +213,7 @@ struct dapl_tep {
 	/* send side */
 	struct tcp_queue sq;
 	uint32_t msn_send, msn_read, msn_term;   /* last MSN used per queue */
+	uint32_t msn_aresp;         /* ... and QN 3, Atomic Responses */
 	uint32_t tx_seq;            /* Sends/Writes put on the wire */
 	uint32_t peer_placed;       /* what the peer reports placed */
 	uint32_t reads_out;         /* our Reads waiting for their response */
@@ -205,7 +223,7 @@ struct dapl_tep {
 	/* what sendmsg still has to send: iov[iov_at..iov_n) */
 	struct iovec iov[TCP_TX_BATCH * 3 + 4];
 	int iov_at, iov_n;
-	uint8_t hdrs[TCP_TX_BATCH + 2][2 + DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN];
+	uint8_t hdrs[TCP_TX_BATCH + 2][2 + DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN];
 	uint8_t trailers[TCP_TX_BATCH + 2][8];
 	/* the Read Response pieces in the batch being sent */
 	struct tcp_resp_chk { uint32_t stag; uint64_t addr; uint32_t len; }
@@ -234,6 +252,11 @@ struct dapl_tep {
 	/* receive side */
 	struct tcp_queue rq;        /* depth 0 on an SRQ */
 	uint32_t rx_msn_send, rx_msn_read, rx_msn_term;  /* next expected */
+	uint32_t rx_msn_aresp;
+	/* bytes of the last RDMA Write message (its FPDUs so far while
+	 * rx_write_open): what an Immediate Data behind it reports */
+	uint32_t rx_write_len;
+	bool rx_write_open;
 	uint32_t rx_seq;            /* inbound Sends/Writes seen */
 	uint32_t rx_placed;         /* ... placed, in order */
 	uint32_t told_placed;       /* last placed count sent */
@@ -287,6 +310,7 @@ struct dapl_tconn {
 	bool watched;                   /* in the progress epoll */
 	bool ext_acks;
 	bool ext_early;                 /* ... and takes FPDUs right after the reply */
+	bool ext_7306;                  /* ... and offers RFC 7306 */
 	uint16_t peer_ird, peer_ord;    /* RFC 6581 values, with their flag bits */
 	bool v2;
 	struct sockaddr_storage peer;
@@ -485,6 +509,14 @@ int tcp_post_rdma_write(struct dapl_tep *ep, const struct dapl_tsge *sge,
 int tcp_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
 		       int nsge, uint64_t raddr, uint32_t rkey,
 		       uint64_t context, unsigned flags);
+unsigned tcp_ep_extensions(struct dapl_tep *ep);
+int tcp_post_rdma_write_imm(struct dapl_tep *ep, const struct dapl_tsge *sge,
+			    int nsge, uint64_t raddr, uint32_t rkey,
+			    uint32_t imm, uint64_t context, unsigned flags);
+int tcp_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
+		    const struct dapl_tsge *result, uint64_t raddr,
+		    uint32_t rkey, uint64_t add_or_compare, uint64_t swap,
+		    uint64_t context, unsigned flags);
 /* ep->lock held: read and place what arrived, write what waits.  Returns
  * false when the connection ended while driving. */
 bool tcp_ep_drive(struct dapl_tep *ep);

@@ -111,9 +111,19 @@ static int sge_iov(const struct tcp_wr *wr, uint32_t off, uint32_t len,
 	return k;
 }
 
-static void complete(struct dapl_tep *ep, struct dapl_tcq *cq,
-		     struct tcp_wr *wr, enum dapl_twc_status st,
-		     uint32_t byte_len)
+/* Requests that complete when a response comes back (RDMA Reads, and
+ * the RFC 7306 atomics): they count against ORD. */
+static bool wants_response(unsigned opcode)
+{
+	return opcode == DAPL_TWC_RDMA_READ || opcode == DAPL_TWC_FETCH_ADD ||
+	       opcode == DAPL_TWC_CMP_SWAP;
+}
+
+/* A completion; a receive that an Immediate Data consumed completes as
+ * RECV_RDMA_IMM (with_imm), every other one with imm and flags zero. */
+static void complete_imm(struct dapl_tep *ep, struct dapl_tcq *cq,
+			 struct tcp_wr *wr, enum dapl_twc_status st,
+			 uint32_t byte_len, bool with_imm, uint32_t imm)
 {
 	struct dapl_twc wc;
 
@@ -122,19 +132,32 @@ static void complete(struct dapl_tep *ep, struct dapl_tcq *cq,
 	wc.context = wr->context;
 	wc.owner = ep->owner;
 	wc.status = st;
-	wc.opcode = (enum dapl_twc_opcode)wr->opcode;
+	wc.opcode = with_imm ? DAPL_TWC_RECV_RDMA_IMM
+			     : (enum dapl_twc_opcode)wr->opcode;
 	wc.byte_len = byte_len;
 	wc.vendor_err = 0;
+	wc.imm = with_imm ? imm : 0;
+	wc.flags = with_imm ? DAPL_TWC_WITH_IMM : 0;
 	/* an SRQ receive holds no place in a queue of the ep */
 	tcp_cq_push(cq, &wc, wr == &ep->srq_wr ? NULL :
 		    wr->opcode == DAPL_TWC_RECV ? &ep->rq_unreaped
 						: &ep->sq_unreaped);
 }
 
+static void complete(struct dapl_tep *ep, struct dapl_tcq *cq,
+		     struct tcp_wr *wr, enum dapl_twc_status st,
+		     uint32_t byte_len)
+{
+	complete_imm(ep, cq, wr, st, byte_len, false, 0);
+}
+
 void tcp_ep_reset_streams(struct dapl_tep *ep)
 {
-	ep->msn_send = ep->msn_read = ep->msn_term = 0;
+	ep->msn_send = ep->msn_read = ep->msn_term = ep->msn_aresp = 0;
 	ep->rx_msn_send = ep->rx_msn_read = ep->rx_msn_term = 1;
+	ep->rx_msn_aresp = 1;
+	ep->rx_write_len = 0;
+	ep->rx_write_open = false;
 	ep->tx_seq = ep->peer_placed = 0;
 	ep->rx_seq = ep->rx_placed = ep->told_placed = 0;
 	ep->reads_out = 0;
@@ -150,7 +173,7 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->got_fpdu = ep->hold_tx = false;
 	ep->rtr_write = ep->rtr_pending = false;
 	ep->stalled = false;
-	ep->ext_acks = ep->remote_error = false;
+	ep->ext_acks = ep->ext_7306 = ep->remote_error = false;
 	ep->phase = RX_HDR;
 	ep->hdr_have = 0;
 	ep->rbuf_rd = ep->rbuf_wr = 0;
@@ -193,7 +216,7 @@ static void complete_sends(struct dapl_tep *ep)
 		struct tcp_wr *wr = qwr(q, q->head);
 
 		if (wr->state != TCP_WR_DONE) {
-			if (wr->opcode == DAPL_TWC_RDMA_READ)
+			if (wants_response(wr->opcode))
 				break;
 			if (wr->state != TCP_WR_SENT || ep->tx_pos < wr->tx_end)
 				break;
@@ -235,7 +258,7 @@ void tcp_ep_flush_all(struct dapl_tep *ep)
 		if (wr->state == TCP_WR_DONE)
 			st = (enum dapl_twc_status)wr->status;
 		else if (wr->state == TCP_WR_SENT &&
-			 wr->opcode != DAPL_TWC_RDMA_READ &&
+			 !wants_response(wr->opcode) &&
 			 ep->tx_pos >= wr->tx_end &&
 			 (!ep->ext_acks || seq_reached(ep->peer_placed, wr->seq)))
 			st = DAPL_TWC_SUCCESS;
@@ -362,6 +385,20 @@ static bool frame_resp(struct dapl_tep *ep, int *fpdus)
 	if (ep->resp_head == ep->resp_tail || !batch_room(ep, *fpdus, 1))
 		return false;
 	r = &ep->resp[ep->resp_head % ep->resp_cap];
+	if (r->atomic) {
+		uint8_t *h = ep->hdrs[*fpdus];
+		uint32_t ul = DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN;
+		size_t hl = fpdu_put_untagged(h, ul, true, RDMAP_ATOMIC_RESP,
+					      DDP_QN_ATOMIC_RESP,
+					      ++ep->msn_aresp, 0);
+
+		put32(h + hl, r->req_id);
+		put64(h + hl + 4, r->orig);
+		batch_add(ep, *fpdus, hl + RDMAP_ATOMIC_RESP_LEN, NULL, 0, 0, ul);
+		ep->resp_head++;
+		(*fpdus)++;
+		return true;
+	}
 	n = r->len - r->done < TCP_FPDU_DATA ? r->len - r->done : TCP_FPDU_DATA;
 	last = r->done + n == r->len;
 	fpdu_put_tagged(ep->hdrs[*fpdus], DDP_TAGGED_LEN + n, last,
@@ -404,6 +441,69 @@ static bool frame_request(struct dapl_tep *ep, int *fpdus)
 	if (!batch_room(ep, *fpdus, TCP_MAX_SGE))
 		return false;
 	switch (wr->opcode) {
+	case DAPL_TWC_FETCH_ADD:
+	case DAPL_TWC_CMP_SWAP: {
+		/* atomics share the Read Request queue and its ORD */
+		uint8_t *h = ep->hdrs[*fpdus];
+		uint32_t ul = DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN;
+		bool add = wr->opcode == DAPL_TWC_FETCH_ADD;
+		size_t off;
+
+		if (ep->reads_out >= (ep->ord ? ep->ord : 1))
+			return false;
+		wr->sink = q->frame;     /* the Request Identifier */
+		off = fpdu_put_untagged(h, ul, true, RDMAP_ATOMIC_REQ,
+					DDP_QN_READ, ++ep->msn_read, 0);
+		put32(h + off, add ? RDMAP_AOP_FETCH_ADD : RDMAP_AOP_CMP_SWAP);
+		put32(h + off + 4, wr->sink);
+		put32(h + off + 8, wr->rkey);
+		put64(h + off + 12, wr->raddr);
+		/* no masks: a plain 64-bit add (no carry boundaries), a
+		 * whole-word compare and swap */
+		put64(h + off + 20, add ? wr->add_or_cmp : wr->swap);
+		put64(h + off + 28, add ? 0 : UINT64_MAX);
+		put64(h + off + 36, add ? 0 : wr->add_or_cmp);
+		put64(h + off + 44, add ? 0 : UINT64_MAX);
+		batch_add(ep, *fpdus, off + RDMAP_ATOMIC_REQ_LEN, NULL, 0, 0, ul);
+		(*fpdus)++;
+		wr->state = TCP_WR_SENT;
+		ep->reads_out++;
+		q->frame++;
+		return true;
+	}
+	case DAPL_TWC_RDMA_WRITE_IMM:
+		if (wr->done == wr->len) {
+			/* the write is out (or had no data): its immediate,
+			 * which takes a receive like a Send */
+			uint8_t *h = ep->hdrs[*fpdus];
+			uint32_t ul = DDP_UNTAGGED_LEN + RDMAP_IMM_LEN;
+			size_t off = fpdu_put_untagged(h, ul, true,
+				wr->solicited ? RDMAP_IMM_SE : RDMAP_IMM,
+				DDP_QN_SEND, ++ep->msn_send, 0);
+
+			put64(h + off, wr->imm);
+			batch_add(ep, *fpdus, off + RDMAP_IMM_LEN, NULL, 0, 0, ul);
+			(*fpdus)++;
+			wr->imm_framed = true;
+			wr->seq = ++ep->tx_seq;
+			wr->tx_end = ep->tx_queued;
+			wr->state = TCP_WR_SENT;
+			q->frame++;
+			return true;
+		}
+		n = wr->len - wr->done < TCP_FPDU_DATA ? wr->len - wr->done
+						      : TCP_FPDU_DATA;
+		last = wr->done + n == wr->len;
+		hl = (uint32_t)fpdu_put_tagged(ep->hdrs[*fpdus],
+			DDP_TAGGED_LEN + n, last, RDMAP_WRITE, wr->rkey,
+			wr->raddr + wr->done);
+		k = sge_iov(wr, wr->done, n, iov);
+		batch_add(ep, *fpdus, hl, iov, k, n, hl - 2 + n);
+		wr->done += n;
+		(*fpdus)++;
+		if (last)
+			ep->tx_seq++;   /* the Write is a message of its own */
+		return true;
 	case DAPL_TWC_RDMA_READ:
 		if (ep->reads_out >= (ep->ord ? ep->ord : 1))
 			return false;
@@ -592,9 +692,16 @@ void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 
 /* ---- posting -------------------------------------------------------------- */
 
-static int post(struct dapl_tep *ep, struct tcp_queue *q,
-		enum dapl_twc_opcode op, const struct dapl_tsge *sge, int nsge,
-		uint64_t raddr, uint32_t rkey, uint64_t context, unsigned flags)
+/* ext: the RFC 7306 operands (immediate; atomic add/compare, swap) */
+struct post_ext {
+	uint32_t imm;
+	uint64_t add_or_cmp, swap;
+};
+
+static int post_ex(struct dapl_tep *ep, struct tcp_queue *q,
+		   enum dapl_twc_opcode op, const struct dapl_tsge *sge,
+		   int nsge, uint64_t raddr, uint32_t rkey, uint64_t context,
+		   unsigned flags, const struct post_ext *ext)
 {
 	struct tcp_wr *wr;
 	int64_t total = sge_total(sge, nsge);
@@ -612,6 +719,12 @@ static int post(struct dapl_tep *ep, struct tcp_queue *q,
 	    ep->state != TCP_EP_DOWN) {
 		pthread_mutex_unlock(&ep->lock);
 		return -ENOTCONN;
+	}
+	/* the extensions only with a peer that announced them: another
+	 * never sees their frames */
+	if (ext && !ep->ext_7306) {
+		pthread_mutex_unlock(&ep->lock);
+		return -EOPNOTSUPP;
 	}
 	/* a request holds its place until its completion is handed out */
 	if ((uint64_t)(q->tail - q->head) +
@@ -633,6 +746,10 @@ static int post(struct dapl_tep *ep, struct tcp_queue *q,
 	wr->done = 0;
 	wr->rkey = rkey;
 	wr->raddr = raddr;
+	wr->imm = ext ? ext->imm : 0;
+	wr->imm_framed = false;
+	wr->add_or_cmp = ext ? ext->add_or_cmp : 0;
+	wr->swap = ext ? ext->swap : 0;
 	memcpy(wr->sge, sge, (size_t)nsge * sizeof(*sge));
 	q->tail++;
 	if (ep->state == TCP_EP_DOWN) {
@@ -651,6 +768,13 @@ static int post(struct dapl_tep *ep, struct tcp_queue *q,
 	}
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
+}
+
+static int post(struct dapl_tep *ep, struct tcp_queue *q,
+		enum dapl_twc_opcode op, const struct dapl_tsge *sge, int nsge,
+		uint64_t raddr, uint32_t rkey, uint64_t context, unsigned flags)
+{
+	return post_ex(ep, q, op, sge, nsge, raddr, rkey, context, flags, NULL);
 }
 
 int tcp_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
@@ -684,6 +808,44 @@ int tcp_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
 		    context, flags);
 }
 
+unsigned tcp_ep_extensions(struct dapl_tep *ep)
+{
+	unsigned x = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state == TCP_EP_CONNECTED && ep->ext_7306)
+		x = DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS;
+	pthread_mutex_unlock(&ep->lock);
+	return x;
+}
+
+int tcp_post_rdma_write_imm(struct dapl_tep *ep, const struct dapl_tsge *sge,
+			    int nsge, uint64_t raddr, uint32_t rkey,
+			    uint32_t imm, uint64_t context, unsigned flags)
+{
+	struct post_ext x = { .imm = imm };
+
+	return post_ex(ep, &ep->sq, DAPL_TWC_RDMA_WRITE_IMM, sge, nsge, raddr,
+		       rkey, context, flags, &x);
+}
+
+int tcp_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
+		    const struct dapl_tsge *result, uint64_t raddr,
+		    uint32_t rkey, uint64_t add_or_compare, uint64_t swap,
+		    uint64_t context, unsigned flags)
+{
+	struct post_ext x = { .add_or_cmp = add_or_compare, .swap = swap };
+
+	/* the original value lands in one 8-byte segment; the target
+	 * word is 8-byte aligned (the target refuses others too) */
+	if (!result || result->length != 8 || (raddr & 7) ||
+	    (op != DAPL_TATOMIC_FETCH_ADD && op != DAPL_TATOMIC_CMP_SWAP))
+		return -EINVAL;
+	return post_ex(ep, &ep->sq, op == DAPL_TATOMIC_FETCH_ADD ?
+		       DAPL_TWC_FETCH_ADD : DAPL_TWC_CMP_SWAP, result, 1,
+		       raddr, rkey, context, flags, &x);
+}
+
 /* ---- receive -------------------------------------------------------------- */
 
 /* Inbound Sends/Writes placed, in order: up to the first one still held
@@ -715,16 +877,23 @@ static struct tcp_wr *next_recv(struct dapl_tep *ep)
 	return qwr(&ep->rq, ep->rq.head);
 }
 
+static void recv_done_imm(struct dapl_tep *ep, enum dapl_twc_status st,
+			  uint32_t len, bool with_imm, uint32_t imm)
+{
+	if (ep->srq) {
+		complete_imm(ep, ep->rcq, &ep->srq_wr, st, len, with_imm, imm);
+		ep->srq_wr_busy = false;
+	} else {
+		complete_imm(ep, ep->rcq, qwr(&ep->rq, ep->rq.head), st, len,
+			     with_imm, imm);
+		ep->rq.head++;
+	}
+}
+
 static void recv_done(struct dapl_tep *ep, enum dapl_twc_status st,
 		      uint32_t len)
 {
-	if (ep->srq) {
-		complete(ep, ep->rcq, &ep->srq_wr, st, len);
-		ep->srq_wr_busy = false;
-	} else {
-		complete(ep, ep->rcq, qwr(&ep->rq, ep->rq.head), st, len);
-		ep->rq.head++;
-	}
+	recv_done_imm(ep, st, len, false, 0);
 }
 
 /* The oldest held Send leaves the list (and is freed). */
@@ -753,6 +922,14 @@ static void match_unexpected(struct dapl_tep *ep)
 
 	while ((u = ep->unexp_head) && u->complete && (wr = next_recv(ep))) {
 		ep->unexp_visits++;
+		if (u->is_imm) {
+			/* no data of its own: any receive takes it */
+			recv_done_imm(ep, DAPL_TWC_SUCCESS, u->imm_len, true,
+				      u->imm);
+			unlink_head(ep);
+			update_placed(ep);
+			continue;
+		}
 		if (u->len > wr->len) {
 			recv_done(ep, DAPL_TWC_LOCAL_LENGTH, 0);
 			tcp_ep_terminate(ep, TERM_DDP, TERM_DDP_UNTAGGED,
@@ -786,7 +963,7 @@ static void on_terminate(struct dapl_tep *ep)
 	uint32_t ctrl = get32(p), layer = ctrl >> 28, etype = (ctrl >> 24) & 15;
 	enum dapl_twc_status st = DAPL_TWC_REMOTE_OP;
 	struct tcp_queue *q = &ep->sq;
-	int want = -1;
+	int want = -1, want2 = -1;
 	uint32_t i;
 
 	/* siw (Linux 6.1) lays its Terminate Control out as little-endian
@@ -801,7 +978,17 @@ static void on_terminate(struct dapl_tep *ep)
 		uint32_t c = get16(p + 4 + 2);
 
 		switch (c & RDMAP_OP_MASK) {
-		case RDMAP_WRITE: want = DAPL_TWC_RDMA_WRITE; break;
+		case RDMAP_WRITE:
+			want = DAPL_TWC_RDMA_WRITE;
+			want2 = DAPL_TWC_RDMA_WRITE_IMM;
+			break;
+		case RDMAP_IMM: case RDMAP_IMM_SE:
+			want = DAPL_TWC_RDMA_WRITE_IMM;
+			break;
+		case RDMAP_ATOMIC_REQ:
+			want = DAPL_TWC_FETCH_ADD;
+			want2 = DAPL_TWC_CMP_SWAP;
+			break;
 		case RDMAP_READ_REQ: want = DAPL_TWC_RDMA_READ; break;
 		case RDMAP_SEND: case RDMAP_SEND_SE:
 		case RDMAP_SEND_INV: case RDMAP_SEND_SE_INV:
@@ -815,7 +1002,7 @@ static void on_terminate(struct dapl_tep *ep)
 
 		if (wr->state == TCP_WR_DONE)
 			continue;
-		if (want >= 0 && wr->opcode != want)
+		if (want >= 0 && wr->opcode != want && wr->opcode != want2)
 			continue;
 		wr->state = TCP_WR_DONE;
 		wr->status = st;
@@ -824,6 +1011,194 @@ static void on_terminate(struct dapl_tep *ep)
 	}
 	ep->remote_error = true;
 	tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ECONNABORTED);
+}
+
+/* ---- RFC 7306: Immediate Data and Atomics (only with ep->ext_7306) ---------- */
+
+/* The untagged header of a message that is all header (ulpdu_len is
+ * exactly what header_need asked for): its queue, MSN and offset. */
+static bool check_untagged(struct dapl_tep *ep, uint32_t qn, uint32_t want_qn,
+			   uint32_t msn, uint32_t want_msn, uint32_t mo,
+			   bool last)
+{
+	if (qn != want_qn || msn != want_msn || mo != 0 || !last ||
+	    ep->data_len != 0) {
+		reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+			    qn != want_qn ? TERM_CODE_BAD_QN :
+			    msn != want_msn ? TERM_CODE_BAD_MSN :
+			    mo != 0 ? TERM_CODE_BAD_MO : TERM_CODE_TOO_LONG);
+		return false;
+	}
+	return true;
+}
+
+/* Immediate Data: the next message of the Send queue, into the next
+ * receive (held like a Send while none is posted), which completes with
+ * the length of the RDMA Write before it. */
+static bool begin_imm(struct dapl_tep *ep, uint32_t qn, uint32_t msn,
+		      uint32_t mo, bool last)
+{
+	uint32_t imm = (uint32_t)get64(ep->hdr + 2 + DDP_UNTAGGED_LEN);
+	uint32_t wlen = ep->rx_write_open ? 0 : ep->rx_write_len;
+
+	/* a Send still arriving owns the current MSN: nothing else may
+	 * come on its queue before its last FPDU */
+	if (ep->in_send && qn == DDP_QN_SEND) {
+		reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED, TERM_CODE_BAD_MSN);
+		return false;
+	}
+	if (!check_untagged(ep, qn, DDP_QN_SEND, msn, ep->rx_msn_send, mo,
+			    last))
+		return false;
+	ep->dst = DST_NONE;
+	ep->msg_counts = false;   /* counted here */
+	ep->cur_msg_seq = ep->rx_seq + 1;
+	if (ep->unexp_head || !next_recv(ep)) {
+		struct tcp_unexpected *u;
+
+		if (ep->unexp_count >= TCP_UNEXPECTED_MSGS) {
+			reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
+				    TERM_CODE_NO_BUFFER);
+			return false;
+		}
+		if (ep->unexp_bytes + TCP_UNEXPECTED_COST > TCP_UNEXPECTED_MAX) {
+			/* wait, with the rest in the socket, for a receive */
+			ep->stalled = true;
+			return true;
+		}
+		u = calloc(1, sizeof(*u));
+		if (!u) {
+			tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ENOMEM);
+			return false;
+		}
+		u->seq = ep->cur_msg_seq;
+		u->complete = true;
+		u->is_imm = true;
+		u->imm = imm;
+		u->imm_len = wlen;
+		ep->unexp_link = ep->unexp_tail ? &ep->unexp_tail->next
+						: &ep->unexp_head;
+		*ep->unexp_link = u;
+		ep->unexp_tail = u;
+		ep->unexp_bytes += TCP_UNEXPECTED_COST;
+		ep->unexp_count++;
+		ep->unexp_visits++;
+	} else {
+		recv_done_imm(ep, DAPL_TWC_SUCCESS, wlen, true, imm);
+	}
+	ep->rx_write_len = 0;
+	ep->rx_msn_send++;
+	ep->rx_seq++;
+	return true;
+}
+
+/* An Atomic Request: checked (IRD, STag, PZ, privilege, range, 8-byte
+ * alignment) before the word is touched, executed now with the
+ * compiler's atomics (so against any other connection's too), answered
+ * in order with the Read Responses we owe. */
+static bool begin_atomic_req(struct dapl_tep *ep, uint32_t qn, uint32_t msn,
+			     uint32_t mo, bool last)
+{
+	const uint8_t *r = ep->hdr + 2 + DDP_UNTAGGED_LEN;
+	uint32_t aop = get32(r) & RDMAP_AOP_MASK, stag = get32(r + 8);
+	uint64_t to = get64(r + 12), data = get64(r + 20);
+	uint64_t dmask = get64(r + 28), cmp = get64(r + 36);
+	uint64_t cmask = get64(r + 44), orig = 0;
+	struct tcp_read_resp *rr;
+	int bad;
+
+	if (!check_untagged(ep, qn, DDP_QN_READ, msn, ep->rx_msn_read, mo, last))
+		return false;
+	if (ep->resp_tail - ep->resp_head >= ep->resp_cap ||
+	    ep->resp_tail - ep->resp_head >= ep->ird) {
+		/* with the Reads in flight, more than we allowed (IRD) */
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+			    TERM_CODE_STREAM_FATAL);
+		return false;
+	}
+	/* FetchAdd without carry boundaries and (masked) CmpSwap only */
+	if (!(aop == RDMAP_AOP_FETCH_ADD && dmask == 0) &&
+	    aop != RDMAP_AOP_CMP_SWAP) {
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+			    TERM_CODE_UNEXPECTED_OP);
+		return false;
+	}
+	pthread_rwlock_rdlock(&ep->dev->stag_lock);
+	bad = tcp_stag_check(ep->dev, stag, ep->pd, to, 8,
+			     DAPL_TACCESS_REMOTE_ATOMIC);
+	if (!bad && (to & 7))
+		bad = -1;
+	if (!bad) {
+		uint64_t *w = (uint64_t *)(uintptr_t)to;
+
+		if (aop == RDMAP_AOP_FETCH_ADD) {
+			orig = __atomic_fetch_add(w, data, __ATOMIC_SEQ_CST);
+		} else {
+			orig = __atomic_load_n(w, __ATOMIC_SEQ_CST);
+			while (!((orig ^ cmp) & cmask) &&
+			       !__atomic_compare_exchange_n(w, &orig,
+					(orig & ~dmask) | (data & dmask), false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				;
+		}
+	}
+	pthread_rwlock_unlock(&ep->dev->stag_lock);
+	if (bad < 0) {
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP, TERM_CODE_UNSPECIFIED);
+		return false;
+	}
+	if (bad) {
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_PROT, (unsigned)bad & 0xff);
+		return false;
+	}
+	ep->rx_msn_read++;
+	rr = &ep->resp[ep->resp_tail % ep->resp_cap];
+	memset(rr, 0, sizeof(*rr));
+	rr->atomic = true;
+	rr->req_id = get32(r + 4);
+	rr->orig = orig;
+	ep->resp_tail++;
+	ep->dst = DST_NONE;
+	ep->msg_counts = false;
+	return true;
+}
+
+/* An Atomic Response: for the oldest of our Reads and atomics in flight,
+ * which must be the atomic it names. */
+static bool begin_atomic_resp(struct dapl_tep *ep, uint32_t qn, uint32_t msn,
+			      uint32_t mo, bool last)
+{
+	const uint8_t *r = ep->hdr + 2 + DDP_UNTAGGED_LEN;
+	struct tcp_queue *q = &ep->sq;
+	struct tcp_wr *wr = NULL;
+	uint64_t orig = get64(r + 4);
+	uint32_t i;
+
+	if (!check_untagged(ep, qn, DDP_QN_ATOMIC_RESP, msn, ep->rx_msn_aresp,
+			    mo, last))
+		return false;
+	for (i = ep->read_head; i != q->frame; i++) {
+		struct tcp_wr *w = qwr(q, i);
+
+		if (wants_response(w->opcode) && w->state == TCP_WR_SENT) {
+			wr = w;
+			break;
+		}
+	}
+	ep->read_head = i;
+	if (!wr || wr->opcode == DAPL_TWC_RDMA_READ || wr->sink != get32(r)) {
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+			    TERM_CODE_UNEXPECTED_OP);
+		return false;
+	}
+	ep->rx_msn_aresp++;
+	sge_copy(wr, 0, (uint8_t *)&orig, sizeof(orig), true);
+	wr->state = TCP_WR_DONE;
+	wr->status = DAPL_TWC_SUCCESS;
+	ep->reads_out--;
+	ep->dst = DST_NONE;
+	ep->msg_counts = false;
+	return true;
 }
 
 static void become_connected(struct dapl_tep *ep)
@@ -875,6 +1250,14 @@ static bool begin_fpdu(struct dapl_tep *ep)
 		if (op == RDMAP_WRITE) {
 			int bad;
 
+			if (stag != 0 || ep->data_len) {
+				/* what an Immediate Data behind it reports */
+				uint32_t had = ep->rx_write_open ? ep->rx_write_len : 0;
+
+				ep->rx_write_len = ep->data_len > UINT32_MAX - had ?
+						   UINT32_MAX : had + ep->data_len;
+				ep->rx_write_open = !last;
+			}
 			if (ep->data_len == 0) {
 				ep->dst = DST_NONE;
 				ep->msg_counts = stag != 0 && last;
@@ -904,13 +1287,16 @@ static bool begin_fpdu(struct dapl_tep *ep)
 			for (i = ep->read_head; i != q->frame; i++) {
 				struct tcp_wr *w = qwr(q, i);
 
-				if (w->opcode == DAPL_TWC_RDMA_READ &&
+				if (wants_response(w->opcode) &&
 				    w->state == TCP_WR_SENT) {
 					wr = w;
 					break;
 				}
 			}
 			ep->read_head = i;
+			/* responses come in the order of their requests */
+			if (wr && wr->opcode != DAPL_TWC_RDMA_READ)
+				wr = NULL;
 			if (!wr || stag != wr->sink || to != wr->done ||
 			    ep->data_len > wr->len - wr->done ||
 			    (last && wr->done + ep->data_len != wr->len)) {
@@ -1088,6 +1474,18 @@ static bool begin_fpdu(struct dapl_tep *ep)
 			ep->msg_counts = false;
 			return true;
 		}
+		case RDMAP_IMM: case RDMAP_IMM_SE:
+			if (!ep->ext_7306)
+				break;
+			return begin_imm(ep, qn, msn, mo, last);
+		case RDMAP_ATOMIC_REQ:
+			if (!ep->ext_7306)
+				break;
+			return begin_atomic_req(ep, qn, msn, mo, last);
+		case RDMAP_ATOMIC_RESP:
+			if (!ep->ext_7306)
+				break;
+			return begin_atomic_resp(ep, qn, msn, mo, last);
 		case RDMAP_TERMINATE:
 			if (qn != DDP_QN_TERM) {
 				reject_fpdu(ep, TERM_DDP, TERM_DDP_UNTAGGED,
@@ -1099,10 +1497,13 @@ static bool begin_fpdu(struct dapl_tep *ep)
 			ep->is_term = true;
 			return true;
 		default:
-			reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
-				    TERM_CODE_UNEXPECTED_OP);
-			return false;
+			break;
 		}
+		/* (the RFC 7306 opcodes from a peer that did not announce
+		 * them too) */
+		reject_fpdu(ep, TERM_RDMAP, TERM_RDMAP_OP,
+			    TERM_CODE_UNEXPECTED_OP);
+		return false;
 	}
 }
 
@@ -1306,6 +1707,12 @@ static uint32_t header_need(struct dapl_tep *ep)
 		need = DDP_TAGGED_LEN;
 	else if (op == RDMAP_READ_REQ)
 		need = DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN;
+	else if (ep->ext_7306 && (op == RDMAP_IMM || op == RDMAP_IMM_SE))
+		need = DDP_UNTAGGED_LEN + RDMAP_IMM_LEN;
+	else if (ep->ext_7306 && op == RDMAP_ATOMIC_REQ)
+		need = DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN;
+	else if (ep->ext_7306 && op == RDMAP_ATOMIC_RESP)
+		need = DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN;
 	else if (op == RDMAP_TERMINATE) {
 		/* the whole Terminate is header: bounded */
 		if (ul < DDP_UNTAGGED_LEN + 4 ||

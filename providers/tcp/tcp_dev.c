@@ -333,7 +333,10 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->max_pdata_connect = TCP_PDATA_MAX;
 	a->max_pdata_accept = TCP_PDATA_MAX;
 	a->max_pdata_reject = TCP_PDATA_MAX;
-	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE;
+	/* the extensions: offered to every peer, done with a libdat one
+	 * (RFC 7306, negotiated in the MPA exchange; ep_extensions) */
+	a->flags = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE |
+		   DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS;
 	a->specific[0].name = "rma_target_range_check";
 	a->specific[0].value = "libdat's own, without overflow: a range "
 		"outside the STag's region is a remote access error";
@@ -964,6 +967,7 @@ static int conn_read(struct dapl_tconn *c)
 		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
 			c->ext_acks = true;
 			c->ext_early = (get16(end - 2) & TCP_EXT_F_EARLY) != 0;
+			c->ext_7306 = (get16(end - 2) & TCP_EXT_F_RFC7306) != 0;
 		}
 	}
 	return 1;

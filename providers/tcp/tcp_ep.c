@@ -313,7 +313,7 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	if (len)
 		memcpy(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN, pdata, len);
 	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len,
-		TCP_EXT_F_ACKS | TCP_EXT_F_EARLY);
+		TCP_EXT_F_ACKS | TCP_EXT_F_EARLY | TCP_EXT_F_RFC7306);
 	ep->handshake_len = (uint32_t)(MPA_HDR_LEN + pd);
 	ep->handshake_done = 0;
 	ep->state = TCP_EP_CONNECTING;
@@ -458,6 +458,8 @@ void tcp_ep_handshake(struct dapl_tep *ep)
 		if (get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
 		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
 			ep->ext_acks = true;
+			/* a responder that takes RFC 7306 echoes the flag */
+			ep->ext_7306 = (get16(end - 2) & TCP_EXT_F_RFC7306) != 0;
 			len -= TCP_EXT_LEN;
 		}
 	}
@@ -509,6 +511,7 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	ep->ird = ird;
 	ep->ord = ord;
 	ep->ext_acks = conn->ext_acks;
+	ep->ext_7306 = conn->ext_acks && conn->ext_7306;
 	ep->peer = conn->peer;
 	ep->local = conn->local;
 	/* bytes read behind the request are the stream's next */
@@ -547,7 +550,8 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	off += len;
 	if (ep->ext_acks) {
 		put_ext(f + off, TCP_EXT_F_ACKS |
-			(conn->ext_early ? TCP_EXT_F_EARLY : 0));
+			(conn->ext_early ? TCP_EXT_F_EARLY : 0) |
+			(ep->ext_7306 ? TCP_EXT_F_RFC7306 : 0));
 		off += TCP_EXT_LEN;
 	}
 	free(conn);

@@ -30,7 +30,29 @@
  * reply to its exact length): a libdat responder then asks for no RTR,
  * is connected as soon as its reply is sent, and may send first.  The
  * request still offers peer-to-peer with a zero-length Write as RTR, for
- * responders that do not know the flag. */
+ * responders that do not know the flag.
+ *
+ * RFC 7306 (RDMAP extensions), only between two ends that both set
+ * TCP_EXT_F_RFC7306: a peer that did not never gets one of these frames,
+ * and one it sends us is an unexpected opcode.
+ *   Immediate Data (SE)  untagged, QN 0 (the Send queue: it consumes a
+ *                        receive, Send MSNs), 8 bytes of ULP data; libdat
+ *                        carries DAT's 32-bit immediate in the low half.
+ *                        A write with immediate is an RDMA Write followed
+ *                        by one of these.
+ *   Atomic Request  (52) untagged, QN 1 (the Read Request queue: its MSNs
+ *                        and its IRD/ORD), after the untagged header:
+ *     0  4 reserved (28 bits) | AOpCode (4): 0 FetchAdd, 1 Swap, 2 CmpSwap
+ *     4  4 Request Identifier
+ *     8  4 Remote STag
+ *    12  8 Remote Tagged Offset (8-byte aligned)
+ *    20  8 Add or Swap Data
+ *    28  8 Add or Swap Mask
+ *    36  8 Compare Data
+ *    44  8 Compare Mask
+ *   Atomic Response (12) untagged, QN 3, returned in order with the Read
+ *                        Responses: Original Request Identifier (4),
+ *                        Original Remote Data Value (8). */
 #ifndef PROVIDERS_TCP_TCP_WIRE_H
 #define PROVIDERS_TCP_TCP_WIRE_H
 
@@ -62,6 +84,8 @@
 #define TCP_EXT_VERSION 1u
 #define TCP_EXT_F_ACKS 0x0001u        /* placement acknowledgements in the CRC field */
 #define TCP_EXT_F_EARLY 0x0002u       /* with ACKS: FPDUs may follow the reply, no RTR */
+#define TCP_EXT_F_RFC7306 0x0004u     /* with ACKS: RFC 7306 Immediate Data and Atomics
+                                         (the responder echoes it when it takes them) */
 
 #define DDP_T 0x8000u
 #define DDP_L 0x4000u
@@ -86,9 +110,20 @@ enum rdmap_op {
 	RDMAP_SEND_SE = 5,
 	RDMAP_SEND_SE_INV = 6,
 	RDMAP_TERMINATE = 7,
+	RDMAP_IMM = 8,                /* RFC 7306 */
+	RDMAP_IMM_SE = 9,
+	RDMAP_ATOMIC_REQ = 10,
+	RDMAP_ATOMIC_RESP = 11,
 };
 
-enum ddp_qn { DDP_QN_SEND = 0, DDP_QN_READ = 1, DDP_QN_TERM = 2 };
+enum ddp_qn { DDP_QN_SEND = 0, DDP_QN_READ = 1, DDP_QN_TERM = 2,
+	      DDP_QN_ATOMIC_RESP = 3 };
+
+#define RDMAP_IMM_LEN 8
+#define RDMAP_ATOMIC_REQ_LEN 52
+#define RDMAP_ATOMIC_RESP_LEN 12
+enum rdmap_aop { RDMAP_AOP_FETCH_ADD = 0, RDMAP_AOP_SWAP = 1, RDMAP_AOP_CMP_SWAP = 2 };
+#define RDMAP_AOP_MASK 0x0000000fu
 
 /* Terminate: control word = layer << 28 | etype << 24 | code << 16 | hdrct. */
 enum term_layer { TERM_RDMAP = 0, TERM_DDP = 1, TERM_MPA = 2 };
@@ -108,6 +143,7 @@ enum term_layer { TERM_RDMAP = 0, TERM_DDP = 1, TERM_MPA = 2 };
 #define TERM_CODE_TO_WRAP 0x04u
 #define TERM_CODE_UNEXPECTED_OP 0x06u
 #define TERM_CODE_STREAM_FATAL 0x07u
+#define TERM_CODE_UNSPECIFIED 0xffu   /* remote operation: a misaligned atomic */
 #define TERM_CODE_BAD_QN 0x01u        /* DDP untagged */
 #define TERM_CODE_NO_BUFFER 0x02u     /* invalid MSN: no buffer available */
 #define TERM_CODE_BAD_MSN 0x03u

@@ -43,7 +43,8 @@ struct transport_fixture fixture = {
 	.params = "127.0.0.1 0",
 	.addr = "127.0.0.1",
 	.netdev_params = "lo 0",
-	.caps = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE,
+	.caps = DAPL_TDEV_REMOTE_ACCESS_ERRORS | DAPL_TDEV_FENCE |
+		DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS,
 	.progress_fds = 1,
 	.behaviour = TF_PROGRESS_SEES_DATA,
 	.setup = tcp_setup,

@@ -2099,7 +2099,7 @@ START_TEST(early_responder)
 	do_connect(s.ep, ntohs(a.sin_port));
 	p.fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	ck_assert_int_ge(p.fd, 0);
-	/* our request: RTR offered, ACKS|EARLY announced, "hi" */
+	/* our request: RTR offered, ACKS|EARLY|RFC7306 announced, "hi" */
 	ck_assert_int_eq(read_exact(p.fd, f, MPA_HDR_LEN), 1);
 	ck_assert(mpa_get_hdr(f, true, &bits, &pd_len));
 	ck_assert_uint_eq(bits, MPA_FLAG_ENHANCED | 2);
@@ -2110,7 +2110,7 @@ START_TEST(early_responder)
 	ck_assert_int_eq(memcmp(f + MPA_HDR_LEN + MPA_V2_LEN, "hi", 2), 0);
 	ck_assert_uint_eq(get32(f + MPA_HDR_LEN + 6), TCP_EXT_MAGIC);
 	ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 12),
-			  TCP_EXT_F_ACKS | TCP_EXT_F_EARLY);
+			  TCP_EXT_F_ACKS | TCP_EXT_F_EARLY | TCP_EXT_F_RFC7306);
 	/* the reply, "yo", then a Send in the same segment */
 	mpa_put_hdr(f, false, MPA_FLAG_ENHANCED | 2, MPA_V2_LEN + 2 + TCP_EXT_LEN);
 	put16(f + MPA_HDR_LEN, 4);

@@ -32,6 +32,12 @@
  *  - Delivery: with a libdat peer a Send or RDMA Write completes once the
  *    peer reports it placed (tcp_wire.h: the count in the CRC field);
  *    with another iWARP peer once the socket has taken it.
+ *  - RFC 7306, with a libdat peer that announced it (ep->ext_7306): a
+ *    write with immediate is a Write and an Immediate Data message that
+ *    takes a receive like a Send (held like one too); an atomic goes
+ *    like a Read Request (ORD, reads_out) and its answer comes in order
+ *    with the Read Responses; the target runs it at once, under the STag
+ *    read lock, and queues the answer with the Read Responses it owes.
  *
  * Lock order: ep->lock, then cq->lock / srq->lock / dev->lock; dev->lock
  * is never held while an ep->lock is waited for (only tried). */

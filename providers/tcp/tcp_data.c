@@ -750,7 +750,8 @@ static int post_ex(struct dapl_tep *ep, struct tcp_queue *q,
 	wr->imm_framed = false;
 	wr->add_or_cmp = ext ? ext->add_or_cmp : 0;
 	wr->swap = ext ? ext->swap : 0;
-	memcpy(wr->sge, sge, (size_t)nsge * sizeof(*sge));
+	if (nsge)   /* (a write with immediate may have no data, sge NULL) */
+		memcpy(wr->sge, sge, (size_t)nsge * sizeof(*sge));
 	q->tail++;
 	if (ep->state == TCP_EP_DOWN) {
 		/* like a queue pair in the error state: it flushes */

@@ -343,7 +343,11 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	a->specific[1].name = "protection_zones";
 	a->specific[1].value = "enforced for incoming RDMA: an STag of "
 		"another PZ is a remote access error";
-	a->nspecific = 2;
+	a->specific[2].name = "rfc7306_extensions";
+	a->specific[2].value = "write with immediate and 64-bit atomics "
+		"with a libdat peer only (negotiated per connection, never "
+		"offered to another iWARP peer)";
+	a->nspecific = 3;
 	return 0;
 }
 

@@ -5,7 +5,9 @@
  * connection).  It names a registration of one PZ; the tagged offset is
  * the virtual address, as DAT's RMR contexts and target addresses are.
  * Windows are registrations of their range made at bind time: a new
- * bind gives a new STag and the old one dies. */
+ * bind gives a new STag and the old one dies.  The rights are kept as
+ * given (DAPL_TACCESS_*, REMOTE_ATOMIC included) and checked, right by
+ * right, by tcp_stag_check for every incoming access. */
 #include "config.h"
 
 #include <errno.h>

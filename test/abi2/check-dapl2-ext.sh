@@ -16,8 +16,9 @@
 # Fetches dapl2-utils as check-dapl2-utils.sh does (apt-get download, or
 # DAPL2_UTILS_DEB=/path/to/dapl2-utils_*.deb), into a directory of its own;
 # SKIPs loudly (exit 77) without it.  dtestx has two fixed ports: 15828
-# (its own TCP exchange of addresses) and conn qual 31112 (our tcp port);
-# when either is taken the check SKIPs loudly.
+# (its own TCP exchange of addresses) and conn qual 31112 (our tcp port).
+# Where unshare -n works (root) both sides run in a network namespace of
+# their own; otherwise, when either port is taken, the check SKIPs loudly.
 set -u
 work=test/abi2/dapl2-ext
 conf=${DAT_TEST_CONF:-$(pwd)/dat.conf}
@@ -51,6 +52,18 @@ if [ ! -x "$work/usr/bin/dtestx" ]; then
 fi
 [ -x "$work/usr/bin/dtestx" ] || skip "dapl2-utils has no dtestx"
 echo "(dapl2-utils $(cat "$work/VERSION" 2>/dev/null))"
+
+# dtestx's fixed ports are shared with everything else on the host
+# (another dtestx, say): where we may, run both sides in a network
+# namespace of their own, whose loopback nobody else uses.
+if [ -z "${DAPL2_EXT_NETNS:-}" ] && command -v unshare > /dev/null 2>&1 &&
+   command -v ip > /dev/null 2>&1 &&
+   unshare -n sh -c 'ip link set lo up' > /dev/null 2>&1; then
+	DAPL2_EXT_NETNS=1
+	export DAPL2_EXT_NETNS
+	exec unshare -n sh -c 'ip link set lo up && exec sh "$0"' "$0"
+fi
+[ -n "${DAPL2_EXT_NETNS:-}" ] && echo "(in a network namespace of its own)"
 
 [ -f dat/.libs/libdat2.so.2 ] || { echo "FAIL: no dat/.libs/libdat2.so.2"; exit 1; }
 grep -q "^$ia u2.0 " "$conf" || { echo "FAIL: no '$ia u2.0' line in $conf"; exit 1; }

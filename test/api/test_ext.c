@@ -441,10 +441,61 @@ static void run_ia(const char *name)
 		 ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG7));
 	CHECK(*word == 0x777);
 
-	/* 5. a target without DAT_IB_MEM_PRIV_REMOTE_ATOMIC: the atomic
+	/* 5. a write with immediate into an EP on an SRQ: the SRQ's
+	 * receive is consumed, its event names the EP that took it */
+	{
+		DAT_SRQ_ATTR sa = { .max_recv_dtos = 4, .max_recv_iov = 1,
+				    .low_watermark = 0 };
+		DAT_SRQ_HANDLE srq;
+		DAT_EP_HANDLE a2, c;
+		DAT_EVD_HANDLE dc, cc;
+
+		CHECK_RC(dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dc), DAT_SUCCESS);
+		CHECK_RC(dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &cc), DAT_SUCCESS);
+		CHECK_RC(dat_srq_create(ia, pz, &sa, &srq), DAT_SUCCESS);
+		CHECK_RC(dat_ep_create_with_srq(ia, pz, dc, dc, cc, srq, NULL, &c), DAT_SUCCESS);
+		CHECK_RC(dat_ep_create(ia, pz, da, da, ca, NULL, &a2), DAT_SUCCESS);
+		l = ltrip(&rcv, 0, 64);
+		ck.as_64 = 88;
+		CHECK_RC(dat_srq_post_recv(srq, 1, &l, ck), DAT_SUCCESS);
+		CHECK_RC(dat_ep_connect(a2, iattr.ia_address_ptr, qual, WAIT_US, 0,
+					NULL, DAT_QOS_BEST_EFFORT,
+					DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+		ev = next_event(cr_evd);
+		CHECK(ev.event_number == DAT_CONNECTION_REQUEST_EVENT);
+		if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+			goto out;
+		CHECK_RC(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+				       c, 0, NULL), DAT_SUCCESS);
+		ev = next_event(cc);
+		CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED);
+		ev = next_event(ca);
+		CHECK(ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED);
+		l = ltrip(&src, 0, 32);
+		r = rtrip(&tgt, 128, 32);
+		ck.as_64 = 12;
+		CHECK_RC(dat_ib_post_rdma_write_immed(a2, 1, &l, ck, &r, 0x5151,
+						      DAT_COMPLETION_DEFAULT_FLAG),
+			 DAT_SUCCESS);
+		ev = next_event(da);
+		CHECK(ev.event_number == (DAT_EVENT_NUMBER)DAT_IB_DTO_EVENT);
+		CHECK(d->user_cookie.as_64 == 12 && d->status == DAT_DTO_SUCCESS);
+		ev = next_event(dc);
+		CHECK(ev.event_number == (DAT_EVENT_NUMBER)DAT_IB_DTO_EVENT);
+		CHECK(d->ep_handle == c);
+		CHECK(d->user_cookie.as_64 == 88);
+		CHECK(d->status == DAT_DTO_SUCCESS);
+		CHECK(d->transfered_length == 32);
+		CHECK(ext_of(&ev)->type == DAT_IB_RDMA_WRITE_IMMED_DATA);
+		CHECK(ext_of(&ev)->val.immed.data == 0x5151);
+		CHECK(memcmp((char *)tgt.buf + 128, src.buf, 32) == 0);
+	}
+
+	/* 6. a target without DAT_IB_MEM_PRIV_REMOTE_ATOMIC: the atomic
 	 * completes with a remote access error (last: the error may end
 	 * the connection) */
 	*(volatile DAT_UINT64 *)noat.buf = 5;
+	l = ltrip(&res, 0, 8);
 	r = rtrip(&noat, 0, 64);
 	ck.as_64 = 51;
 	CHECK_RC(dat_ib_post_fetch_and_add(a, 1, &l, ck, &r,

@@ -610,10 +610,11 @@ struct peer {
 	int fd;
 	bool ext;               /* both announced the libdat ack extension */
 	bool early;             /* ... and we take FPDUs right behind the reply */
+	bool x7306;             /* ... and RFC 7306 */
 	uint32_t count;         /* what goes in our CRC fields */
 };
 
-enum { PEER_EXT = 1u << 0, PEER_EARLY = 1u << 1 };
+enum { PEER_EXT = 1u << 0, PEER_EARLY = 1u << 1, PEER_7306 = 1u << 2 };
 
 /* An MPA request: revision 2, RFC 6581 IRD/ORD 4 with peer-to-peer and a
  * zero-length Write as RTR, the libdat trailer with PEER_EXT (and
@@ -630,10 +631,12 @@ static void peer_request(struct peer *p, unsigned flags)
 		put32(f + MPA_HDR_LEN + 4, TCP_EXT_MAGIC);
 		put16(f + MPA_HDR_LEN + 8, TCP_EXT_VERSION);
 		put16(f + MPA_HDR_LEN + 10, TCP_EXT_F_ACKS |
-		      ((flags & PEER_EARLY) ? TCP_EXT_F_EARLY : 0));
+		      ((flags & PEER_EARLY) ? TCP_EXT_F_EARLY : 0) |
+		      ((flags & PEER_7306) ? TCP_EXT_F_RFC7306 : 0));
 	}
 	p->ext = (flags & PEER_EXT) != 0;
 	p->early = p->ext && (flags & PEER_EARLY);
+	p->x7306 = p->ext && (flags & PEER_7306);
 	p->count = 0;
 	send_all(p->fd, f, MPA_HDR_LEN + pd);
 }
@@ -655,8 +658,11 @@ static void peer_reply(struct peer *p)
 			  p->early ? 4 : 4 | MPA_V2_WRITE_RTR);
 	if (p->ext) {
 		ck_assert_uint_eq(get32(f + MPA_HDR_LEN + 4), TCP_EXT_MAGIC);
+		/* RFC 7306 echoed to a peer that offered it, never
+		 * announced to one that did not */
 		ck_assert_uint_eq(get16(f + MPA_HDR_LEN + 10),
-				  TCP_EXT_F_ACKS | (p->early ? TCP_EXT_F_EARLY : 0));
+				  TCP_EXT_F_ACKS | (p->early ? TCP_EXT_F_EARLY : 0) |
+				  (p->x7306 ? TCP_EXT_F_RFC7306 : 0));
 	}
 }
 
@@ -715,6 +721,54 @@ static size_t mk_read_resp(uint8_t *out, uint32_t sink, uint64_t to,
 				    RDMAP_READ_RESP, sink, to);
 
 	return fpdu_finish(out, hl, d, n, crc);
+}
+
+/* RFC 7306 frames (tcp_wire.h). */
+static size_t mk_imm(uint8_t *out, uint32_t msn, uint64_t imm, uint32_t crc)
+{
+	size_t hl = fpdu_put_untagged(out, DDP_UNTAGGED_LEN + RDMAP_IMM_LEN,
+				      true, RDMAP_IMM, DDP_QN_SEND, msn, 0);
+
+	put64(out + hl, imm);
+	return fpdu_finish(out, hl + RDMAP_IMM_LEN, NULL, 0, crc);
+}
+
+struct atomic_req {
+	uint32_t qn, msn, aop, id, stag;
+	uint64_t to, data, dmask, cmp, cmask;
+	uint32_t extra;         /* data bytes behind the header (malformed) */
+	bool not_last;
+};
+
+static size_t mk_atomic_req(uint8_t *out, const struct atomic_req *a)
+{
+	size_t hl = fpdu_put_untagged(out, DDP_UNTAGGED_LEN +
+				      RDMAP_ATOMIC_REQ_LEN + a->extra,
+				      !a->not_last, RDMAP_ATOMIC_REQ, a->qn,
+				      a->msn, 0);
+	uint8_t pad[64] = { 0 };
+
+	put32(out + hl, a->aop);
+	put32(out + hl + 4, a->id);
+	put32(out + hl + 8, a->stag);
+	put64(out + hl + 12, a->to);
+	put64(out + hl + 20, a->data);
+	put64(out + hl + 28, a->dmask);
+	put64(out + hl + 36, a->cmp);
+	put64(out + hl + 44, a->cmask);
+	return fpdu_finish(out, hl + RDMAP_ATOMIC_REQ_LEN, pad, a->extra, 0);
+}
+
+static size_t mk_atomic_resp(uint8_t *out, uint32_t qn, uint32_t msn,
+			     uint32_t id, uint64_t orig)
+{
+	size_t hl = fpdu_put_untagged(out, DDP_UNTAGGED_LEN +
+				      RDMAP_ATOMIC_RESP_LEN, true,
+				      RDMAP_ATOMIC_RESP, qn, msn, 0);
+
+	put32(out + hl, id);
+	put64(out + hl + 4, orig);
+	return fpdu_finish(out, hl + RDMAP_ATOMIC_RESP_LEN, NULL, 0, 0);
 }
 
 /* The ready-to-receive we offered: a zero-length RDMA Write. */
@@ -2048,6 +2102,7 @@ START_TEST(request_with_data)
 	send_all(b.p.fd, f, n);
 	b.p.ext = true;
 	b.p.early = _i == 0;
+	b.p.x7306 = false;
 	b.p.count = 0;
 	{
 		struct evc c = take(b.l, DAPL_TCM_CONNECT_REQUEST);
@@ -2125,6 +2180,8 @@ START_TEST(early_responder)
 	c = take(s.ep, DAPL_TCM_ESTABLISHED);
 	ck_assert_uint_eq(c.ev.pdata_len, 2);
 	ck_assert_int_eq(memcmp(c.pdata, "yo", 2), 0);
+	/* a responder that did not echo RFC 7306: none of it */
+	ck_assert_uint_eq(T->ep_extensions(s.ep), 0);
 	expect_wc(s.rcq, 0xd0, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 5);
 	ep_sync(s.ep);
 	ck_assert_int_eq(memcmp(rb.p, "first", 5), 0);
@@ -2664,6 +2721,504 @@ END_TEST
 /* ---- main ---------------------------------------------------------------------------- */
 
 /* A network namespace of our own with only loopback, when we may make one. */
+/* ---- RFC 7306: Immediate Data and Atomics ---------------------------------------- */
+
+#define X7306 (PEER_EXT | PEER_7306)
+#define ATOMIC_HLEN (2 + DDP_UNTAGGED_LEN + RDMAP_READ_REQ_LEN)  /* what a
+				   Terminate quotes of an Atomic Request */
+
+/* A buffer with remote-atomic access (pattern as buf_make). */
+static void abuf_make(struct buf *b, struct dapl_tpd *pd, size_t len,
+		      unsigned seed)
+{
+	b->len = len;
+	b->seed = seed;
+	b->p = aligned_alloc(64, len);
+	ck_assert_ptr_nonnull(b->p);
+	pattern(b->p, len, seed);
+	ck_assert_int_eq(T->mr_reg(pd, b->p, len, ALL_ACCESS |
+				   DAPL_TACCESS_REMOTE_ATOMIC, &b->mr, &b->lkey,
+				   &b->rkey), 0);
+}
+
+static uint64_t word_at(const struct buf *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b->p + off, 8);
+	return v;
+}
+
+/* A peer that did not announce RFC 7306 (_i 0: a libdat-style peer
+ * without the flag, 1: one without our trailer at all, like siw): the
+ * connection says it cannot, the posts are refused, nothing of RFC 7306
+ * reaches the wire, and such a frame from the peer is an unexpected
+ * opcode. */
+START_TEST(ext_not_negotiated)
+{
+	struct bed b;
+	struct buf lb, t;
+	struct dapl_tsge sge;
+	struct atomic_req a = { .qn = DDP_QN_READ, .msn = 1 };
+	uint8_t f[256];
+	size_t n;
+
+	bed_up(&b, 4, 4);
+	buf_make(&lb, b.s.pd, 64, 31);
+	abuf_make(&t, b.s.pd, 64, 32);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, _i ? 0 : PEER_EXT);
+	ck_assert_uint_eq(T->ep_extensions(b.s.ep), 0);
+	sge = sge_of(&lb, 0, 8);
+	ck_assert_int_eq(T->post_rdma_write_imm(b.s.ep, &sge, 1, 0x1000, 0x77,
+						5, 1, DAPL_TPOST_SIGNALED),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(T->post_atomic(b.s.ep, DAPL_TATOMIC_FETCH_ADD, &sge,
+					0x1000, 0x77, 1, 0, 2,
+					DAPL_TPOST_SIGNALED), -EOPNOTSUPP);
+	/* the next thing on the wire is the Send posted after them */
+	ck_assert_int_eq(T->post_send(b.s.ep, &sge, 1, 3, DAPL_TPOST_SIGNALED), 0);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_SEND);
+	ck_assert_uint_eq(rx.msn, 1);
+	/* an Atomic Request all the same: refused by its DDP header alone */
+	a.stag = t.rkey;
+	a.to = buf_addr(&t);
+	a.data = 1;
+	n = mk_atomic_req(f, &a);
+	send_all(b.p.fd, f, n);
+	expect_terminate(&b.p, TERM_RDMAP, TERM_RDMAP_OP,
+			 TERM_CODE_UNEXPECTED_OP, f, 2 + DDP_UNTAGGED_LEN);
+	expect_aborted(b.s.ep);
+	expect_untouched(&t);
+	buf_free(&lb);
+	buf_free(&t);
+	bed_down(&b);
+}
+END_TEST
+
+/* Between two that announced it: the peer's Read, FetchAdd and CmpSwap
+ * are answered in order (the Read Response first, the Atomic Responses
+ * on queue 3 with their own MSNs); ours go out as RFC 7306 frames. */
+START_TEST(atomics_on_the_wire)
+{
+	struct bed b;
+	struct buf t, lb;
+	struct dapl_tsge sge;
+	struct atomic_req a = { .qn = DDP_QN_READ };
+	uint8_t f[512];
+	const uint8_t *r;
+	uint64_t v = 10, got;
+	size_t n;
+
+	bed_up(&b, 8, 8);
+	abuf_make(&t, b.s.pd, 256, 41);
+	buf_make(&lb, b.s.pd, 256, 42);
+	memcpy(t.p + 64, &v, 8);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306 | PEER_EARLY);
+	ck_assert_uint_eq(T->ep_extensions(b.s.ep),
+			  DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS);
+
+	n = mk_read_req(f, 1, 0x5151, 0, 16, t.rkey, buf_addr(&t), 0);
+	a.msn = 2;
+	a.aop = RDMAP_AOP_FETCH_ADD;
+	a.id = 0xabc;
+	a.stag = t.rkey;
+	a.to = buf_addr(&t) + 64;
+	a.data = 5;
+	n += mk_atomic_req(f + n, &a);
+	a.msn = 3;
+	a.aop = RDMAP_AOP_CMP_SWAP;
+	a.id = 0xabd;
+	a.data = 99;
+	a.dmask = UINT64_MAX;
+	a.cmp = 15;
+	a.cmask = UINT64_MAX;
+	n += mk_atomic_req(f + n, &a);
+	send_all(b.p.fd, f, n);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(rx.tagged && rx.op == RDMAP_READ_RESP && rx.stag == 0x5151);
+	ck_assert_uint_eq(rx.dlen, 16);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_ATOMIC_RESP && rx.last);
+	ck_assert_uint_eq(rx.qn, DDP_QN_ATOMIC_RESP);
+	ck_assert_uint_eq(rx.msn, 1);
+	ck_assert_uint_eq(rx.dlen, RDMAP_ATOMIC_RESP_LEN);
+	ck_assert_uint_eq(get32(rx.data), 0xabc);
+	ck_assert_uint_eq(get64(rx.data + 4), 10);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_ATOMIC_RESP);
+	ck_assert_uint_eq(rx.msn, 2);
+	ck_assert_uint_eq(get32(rx.data), 0xabd);
+	ck_assert_uint_eq(get64(rx.data + 4), 15);
+	ck_assert_uint_eq(word_at(&t, 64), 99);
+
+	/* ours: a CmpSwap as an Atomic Request on queue 1 */
+	sge = sge_of(&lb, 8, 8);
+	ck_assert_int_eq(T->post_atomic(b.s.ep, DAPL_TATOMIC_CMP_SWAP, &sge,
+					0x7000, 0x1234, 3, 4, 0xa1,
+					DAPL_TPOST_SIGNALED), 0);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_ATOMIC_REQ && rx.last);
+	ck_assert_uint_eq(rx.qn, DDP_QN_READ);
+	ck_assert_uint_eq(rx.msn, 1);
+	ck_assert_uint_eq(rx.dlen, RDMAP_ATOMIC_REQ_LEN);
+	r = rx.data;
+	ck_assert_uint_eq(get32(r), RDMAP_AOP_CMP_SWAP);
+	ck_assert_uint_eq(get32(r + 8), 0x1234);
+	ck_assert_uint_eq(get64(r + 12), 0x7000);
+	ck_assert_uint_eq(get64(r + 20), 4);            /* swap */
+	ck_assert_uint_eq(get64(r + 28), UINT64_MAX);
+	ck_assert_uint_eq(get64(r + 36), 3);            /* compare */
+	ck_assert_uint_eq(get64(r + 44), UINT64_MAX);
+	send_all(b.p.fd, f, mk_atomic_resp(f, DDP_QN_ATOMIC_RESP, 1, get32(r + 4),
+					   0x0102030405060708ull));
+	expect_wc(b.s.scq, 0xa1, DAPL_TWC_CMP_SWAP, DAPL_TWC_SUCCESS, 8);
+	memcpy(&got, lb.p + 8, 8);
+	ck_assert_uint_eq(got, 0x0102030405060708ull);
+
+	/* ours: a write with immediate is the Write, then Immediate Data
+	 * on the Send queue */
+	sge = sge_of(&lb, 0, 100);
+	ck_assert_int_eq(T->post_rdma_write_imm(b.s.ep, &sge, 1, 0x9000, 0x4321,
+						0xcafe, 0xa2, 0), 0);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(rx.tagged && rx.op == RDMAP_WRITE && rx.last);
+	ck_assert_uint_eq(rx.stag, 0x4321);
+	ck_assert_uint_eq(rx.to, 0x9000);
+	ck_assert_uint_eq(rx.dlen, 100);
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_IMM && rx.last);
+	ck_assert_uint_eq(rx.qn, DDP_QN_SEND);
+	ck_assert_uint_eq(rx.msn, 1);
+	ck_assert_uint_eq(rx.dlen, RDMAP_IMM_LEN);
+	ck_assert_uint_eq(get64(rx.data), 0xcafe);
+
+	buf_free(&t);
+	buf_free(&lb);
+	bed_down(&b);
+}
+END_TEST
+
+/* A malformed Atomic Request: _i 0 on the Send queue, 1 out of MSN
+ * order, 2 with data behind its header, 3 not the last segment, 4 an
+ * AOpCode we do not do (Swap), 5 a FetchAdd with carry boundaries. */
+START_TEST(atomic_malformed)
+{
+	struct bed b;
+	struct buf t;
+	struct atomic_req a = { .qn = DDP_QN_READ, .msn = 1,
+				.aop = RDMAP_AOP_FETCH_ADD, .data = 1 };
+	uint8_t f[512];
+	unsigned layer = TERM_DDP, etype = TERM_DDP_UNTAGGED, code = 0;
+	size_t n;
+
+	bed_up(&b, 4, 4);
+	abuf_make(&t, b.s.pd, 256, 43);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306);
+	a.stag = t.rkey;
+	a.to = buf_addr(&t) + 8;
+	switch (_i) {
+	case 0: a.qn = DDP_QN_SEND; code = TERM_CODE_BAD_QN; break;
+	case 1: a.msn = 2; code = TERM_CODE_BAD_MSN; break;
+	case 2: a.extra = 8; code = TERM_CODE_TOO_LONG; break;
+	case 3: a.not_last = true; code = TERM_CODE_TOO_LONG; break;
+	case 4:
+		a.aop = RDMAP_AOP_SWAP;
+		layer = TERM_RDMAP;
+		etype = TERM_RDMAP_OP;
+		code = TERM_CODE_UNEXPECTED_OP;
+		break;
+	case 5:
+		a.dmask = 1ull << 31;
+		layer = TERM_RDMAP;
+		etype = TERM_RDMAP_OP;
+		code = TERM_CODE_UNEXPECTED_OP;
+		break;
+	}
+	n = mk_atomic_req(f, &a);
+	send_all(b.p.fd, f, n);
+	expect_terminate(&b.p, layer, etype, code, f, ATOMIC_HLEN);
+	expect_aborted(b.s.ep);
+	expect_untouched(&t);
+	buf_free(&t);
+	bed_down(&b);
+}
+END_TEST
+
+/* An Atomic Request the target refuses before touching memory: _i 0 a
+ * word not 8-byte aligned, 1 a registration without remote-atomic
+ * access, 2 an unknown STag, 3 past the registration's end, 4 a range
+ * that wraps 2^64, 5 an STag of another PZ. */
+START_TEST(atomic_refused)
+{
+	struct bed b;
+	struct buf t, plain, other;
+	struct dapl_tpd *pd2;
+	struct atomic_req a = { .qn = DDP_QN_READ, .msn = 1,
+				.aop = RDMAP_AOP_CMP_SWAP, .data = 7,
+				.dmask = UINT64_MAX, .cmask = 0 };
+	uint8_t f[512];
+	unsigned etype = TERM_RDMAP_PROT, code = 0;
+	size_t n;
+
+	bed_up(&b, 4, 4);
+	ck_assert_int_eq(T->pd_alloc(h.dev, &pd2), 0);
+	abuf_make(&t, b.s.pd, 256, 44);
+	buf_make(&plain, b.s.pd, 256, 45);
+	abuf_make(&other, pd2, 256, 46);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306);
+	a.stag = t.rkey;
+	a.to = buf_addr(&t) + 16;
+	switch (_i) {
+	case 0:
+		a.to += 4;
+		etype = TERM_RDMAP_OP;
+		code = TERM_CODE_UNSPECIFIED;
+		break;
+	case 1:
+		a.stag = plain.rkey;
+		a.to = buf_addr(&plain);
+		code = TERM_CODE_ACCESS;
+		break;
+	case 2:
+		a.stag = t.rkey ^ plain.rkey ^ other.rkey;
+		if (a.stag == t.rkey || a.stag == plain.rkey ||
+		    a.stag == other.rkey)
+			a.stag = t.rkey + plain.rkey + other.rkey + 1;
+		code = TERM_CODE_INVALID_STAG;
+		break;
+	case 3:
+		a.to = buf_addr(&t) + t.len;
+		code = TERM_CODE_BOUNDS;
+		break;
+	case 4:
+		a.to = UINT64_MAX - 7;
+		code = TERM_CODE_TO_WRAP;
+		break;
+	case 5:
+		a.stag = other.rkey;
+		a.to = buf_addr(&other);
+		code = TERM_CODE_STAG_STREAM;
+		break;
+	}
+	n = mk_atomic_req(f, &a);
+	send_all(b.p.fd, f, n);
+	expect_terminate(&b.p, TERM_RDMAP, etype, code, f, ATOMIC_HLEN);
+	expect_aborted(b.s.ep);
+	expect_untouched(&t);
+	expect_untouched(&plain);
+	expect_untouched(&other);
+	buf_free(&t);
+	buf_free(&plain);
+	buf_free(&other);
+	ck_assert_int_eq(T->pd_free(pd2), 0);
+	bed_down(&b);
+}
+END_TEST
+
+/* An Atomic Response we did not ask for: _i 0 nothing in flight, 1 our
+ * atomic in flight but another Request Identifier, 2 our Read in flight
+ * (its Read Response comes first), 3 on the Read queue's number.  A
+ * Terminate, and what we posted completes FLUSHED, once. */
+START_TEST(atomic_response_unasked)
+{
+	struct bed b;
+	struct buf lb;
+	struct dapl_tsge sge;
+	uint8_t f[256];
+	uint32_t id = 1, qn = DDP_QN_ATOMIC_RESP;
+	unsigned etype = TERM_RDMAP_OP, layer = TERM_RDMAP;
+	unsigned code = TERM_CODE_UNEXPECTED_OP;
+	uint64_t ctx = 0xc1;
+	size_t n;
+
+	bed_up(&b, 4, 4);
+	buf_make(&lb, b.s.pd, 64, 47);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306);
+	sge = sge_of(&lb, 0, 8);
+	if (_i == 1 || _i == 3) {
+		ck_assert_int_eq(T->post_atomic(b.s.ep, DAPL_TATOMIC_FETCH_ADD,
+						&sge, 0x8000, 0x99, 1, 0, ctx,
+						DAPL_TPOST_SIGNALED), 0);
+		ck_assert(next_fpdu(&b.p, &rx));
+		ck_assert(!rx.tagged && rx.op == RDMAP_ATOMIC_REQ);
+		id = get32(rx.data + 4) + (_i == 1 ? 1 : 0);
+	} else if (_i == 2) {
+		ck_assert_int_eq(T->post_rdma_read(b.s.ep, &sge, 1, 0x8000, 0x99,
+						   ctx, DAPL_TPOST_SIGNALED), 0);
+		ck_assert(next_fpdu(&b.p, &rx));
+		ck_assert(!rx.tagged && rx.op == RDMAP_READ_REQ);
+		/* the identifier our side would give it (its sink STag):
+		 * only the kind of request in flight is wrong */
+		id = get32(rx.data - RDMAP_READ_REQ_LEN);
+	}
+	if (_i == 3) {
+		qn = DDP_QN_READ;
+		layer = TERM_DDP;
+		etype = TERM_DDP_UNTAGGED;
+		code = TERM_CODE_BAD_QN;
+	}
+	n = mk_atomic_resp(f, qn, 1, id, 0x5555);
+	send_all(b.p.fd, f, n);
+	expect_terminate(&b.p, layer, etype, code, f,
+			 2 + DDP_UNTAGGED_LEN + RDMAP_ATOMIC_RESP_LEN);
+	expect_aborted(b.s.ep);
+	if (_i)
+		expect_wc(b.s.scq, ctx, _i == 2 ? DAPL_TWC_RDMA_READ :
+			  DAPL_TWC_FETCH_ADD, DAPL_TWC_FLUSHED, 0);
+	expect_cq_empty(b.s.scq);
+	expect_untouched(&lb);
+	buf_free(&lb);
+	bed_down(&b);
+}
+END_TEST
+
+/* Immediate Data with no receive posted is held like a Send (in order
+ * with the Sends behind it) and completes the receive posted later with
+ * the length of the Write before it (_i 0); one that arrives inside a
+ * Send's segments is out of order (_i 1). */
+START_TEST(immediate_without_receive)
+{
+	struct bed b;
+	struct buf t, rb;
+	uint8_t f[1024], d[200];
+	struct dapl_twc wc;
+	size_t n;
+	int64_t end;
+
+	bed_up(&b, 4, 4);
+	buf_make(&t, b.s.pd, 4096, 48);
+	buf_make(&rb, b.s.pd, 256, 49);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306);
+	pattern(d, sizeof(d), 50);
+	if (_i == 1) {
+		size_t hl = fpdu_put_untagged(f, DDP_UNTAGGED_LEN + 10, false,
+					      RDMAP_SEND, DDP_QN_SEND, 1, 0);
+
+		n = fpdu_finish(f, hl, d, 10, 0);
+		n += mk_imm(f + n, 1, 9, 0);
+		send_all(b.p.fd, f, n);
+		expect_terminate(&b.p, TERM_DDP, TERM_DDP_UNTAGGED,
+				 TERM_CODE_BAD_MSN, f + (n - 32),
+				 2 + DDP_UNTAGGED_LEN + RDMAP_IMM_LEN);
+		expect_aborted(b.s.ep);
+		expect_untouched(&t);
+		buf_free(&t);
+		buf_free(&rb);
+		bed_down(&b);
+		return;
+	}
+	n = mk_write(f, t.rkey, buf_addr(&t) + 100, d, 150, 0);
+	n += mk_imm(f + n, 1, 0x1234567890abcdefull, 0);
+	n += mk_send(f + n, 2, d, 5, 0);
+	send_all(b.p.fd, f, n);
+	/* the write placed, the immediate and the Send held (each poll
+	 * drives the endpoint), and nothing ends the connection */
+	end = now_ms() + WAIT_MS;
+	while (held_count(b.s.ep, NULL) < 2) {
+		ck_assert_int_eq(T->cq_poll(b.s.rcq, &wc, 1), 0);
+		ck_assert_msg(left_ms(end) > 0, "the immediate never arrived");
+	}
+	ck_assert_int_eq(memcmp(t.p + 100, d, 150), 0);
+	ck_assert_int_eq(T->cq_poll(b.s.rcq, &wc, 1), 0);
+	ck_assert_int_eq(pending_for(b.s.ep), 0);
+	post_recv(&b.s, &rb, 0, 64, 0x61);
+	post_recv(&b.s, &rb, 64, 64, 0x62);
+	wc = wait_wc(b.s.rcq);
+	ck_assert_uint_eq(wc.context, 0x61);
+	ck_assert_int_eq(wc.opcode, DAPL_TWC_RECV_RDMA_IMM);
+	ck_assert_int_eq(wc.status, DAPL_TWC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 150);
+	ck_assert_uint_eq(wc.imm, 0x90abcdefu);
+	ck_assert_uint_eq(wc.flags, DAPL_TWC_WITH_IMM);
+	wc = wait_wc(b.s.rcq);
+	ck_assert_uint_eq(wc.context, 0x62);
+	ck_assert_int_eq(wc.opcode, DAPL_TWC_RECV);
+	ck_assert_uint_eq(wc.byte_len, 5);
+	ck_assert_uint_eq(wc.imm, 0);
+	ck_assert_uint_eq(wc.flags, 0);
+	/* no data of the immediate's lands in its receive */
+	for (n = 0; n < 64; n++)
+		ck_assert_uint_eq(rb.p[n], (uint8_t)(n * 13u + 49));
+	buf_free(&t);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
+/* Atomics count against ORD with the RDMA Reads (we accepted with ORD
+ * 4): of two Reads and three atomics posted at once, four go out; the
+ * fifth once the oldest is answered, and the answers complete them in
+ * order. */
+START_TEST(atomics_count_against_ord)
+{
+	struct bed b;
+	struct buf lb;
+	struct dapl_tsge sge;
+	uint8_t f[512], d[16];
+	uint32_t sink[2] = { 0, 0 }, id[3] = { 0, 0, 0 };
+	char c;
+	int i;
+
+	bed_up(&b, 8, 8);
+	buf_make(&lb, b.s.pd, 256, 51);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, X7306 | PEER_EARLY);
+	for (i = 0; i < 5; i++) {
+		sge = sge_of(&lb, (size_t)i * 16, i < 2 ? 16 : 8);
+		if (i < 2)
+			ck_assert_int_eq(T->post_rdma_read(b.s.ep, &sge, 1, 0x1000,
+							   0x42, 0x100 + (uint64_t)i,
+							   DAPL_TPOST_SIGNALED), 0);
+		else
+			ck_assert_int_eq(T->post_atomic(b.s.ep,
+							DAPL_TATOMIC_FETCH_ADD,
+							&sge, 0x2000, 0x43, 1, 0,
+							0x100 + (uint64_t)i,
+							DAPL_TPOST_SIGNALED), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert(next_fpdu(&b.p, &rx));
+		ck_assert(!rx.tagged);
+		ck_assert_uint_eq(rx.op, i < 2 ? RDMAP_READ_REQ : RDMAP_ATOMIC_REQ);
+		ck_assert_uint_eq(rx.qn, DDP_QN_READ);
+		ck_assert_uint_eq(rx.msn, (uint32_t)i + 1);
+		if (i < 2)
+			sink[i] = get32(rx.data - RDMAP_READ_REQ_LEN);
+		else
+			id[i - 2] = get32(rx.data + 4);
+	}
+	/* what a post sends it sends before returning, and loopback has
+	 * it at our end by then: the fifth is not there */
+	ep_sync(b.s.ep);
+	ck_assert_int_eq(recv(b.p.fd, &c, 1, MSG_DONTWAIT | MSG_PEEK), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	pattern(d, sizeof(d), 52);
+	send_all(b.p.fd, f, mk_read_resp(f, sink[0], 0, d, 16, true, 0));
+	ck_assert(next_fpdu(&b.p, &rx));
+	ck_assert(!rx.tagged && rx.op == RDMAP_ATOMIC_REQ);
+	ck_assert_uint_eq(rx.msn, 5);
+	id[2] = get32(rx.data + 4);
+	expect_wc(b.s.scq, 0x100, DAPL_TWC_RDMA_READ, DAPL_TWC_SUCCESS, 16);
+	/* the rest, answered in order */
+	send_all(b.p.fd, f, mk_read_resp(f, sink[1], 0, d, 16, true, 0));
+	for (i = 0; i < 3; i++)
+		send_all(b.p.fd, f, mk_atomic_resp(f, DDP_QN_ATOMIC_RESP,
+						   (uint32_t)i + 1, id[i],
+						   1000 + (uint64_t)i));
+	expect_wc(b.s.scq, 0x101, DAPL_TWC_RDMA_READ, DAPL_TWC_SUCCESS, 16);
+	for (i = 0; i < 3; i++) {
+		uint64_t v;
+
+		expect_wc(b.s.scq, 0x102 + (uint64_t)i, DAPL_TWC_FETCH_ADD,
+			  DAPL_TWC_SUCCESS, 8);
+		memcpy(&v, lb.p + (size_t)(i + 2) * 16, 8);
+		ck_assert_uint_eq(v, 1000 + (uint64_t)i);
+	}
+	buf_free(&lb);
+	bed_down(&b);
+}
+END_TEST
+
 static int private_net(void)
 {
 	int r = test_netns_with_loopback();
@@ -2730,6 +3285,13 @@ static Suite *suite(void)
 	ADD(tc, tiny_sends_past_bound);
 	ADD(tc, tiny_sends_held);
 	ADD(tc, tiny_sends_other_connection);
+	ADD_LOOP(tc, ext_not_negotiated, 2);
+	ADD(tc, atomics_on_the_wire);
+	ADD_LOOP(tc, atomic_malformed, 6);
+	ADD_LOOP(tc, atomic_refused, 6);
+	ADD_LOOP(tc, atomic_response_unasked, 4);
+	ADD_LOOP(tc, immediate_without_receive, 2);
+	ADD(tc, atomics_count_against_ord);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,6 +22,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -614,6 +615,343 @@ static void expect_access_error_at(struct pair *p, uint64_t ctx,
 		take_at(p->b.ep, DAPL_TCM_DISCONNECTED, line);
 	}
 }
+
+/* ---- DAT 2.0 extensions (transports that offer them) ------------------------------ */
+
+static bool has_ext_ops(void)
+{
+	return T->size >= offsetof(struct udapl_transport_ops, post_atomic) +
+			  sizeof(T->post_atomic) &&
+	       T->ep_extensions && T->post_rdma_write_imm && T->post_atomic;
+}
+
+/* The next completion, read into a wc filled with garbage first: imm
+ * and flags must be written for every completion, not only those that
+ * carry an immediate. */
+static struct dapl_twc wait_wc_poisoned(struct dapl_tcq *cq)
+{
+	struct timespec end;
+	struct dapl_twc wc;
+	struct pollfd pf;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += DEADLINE_MS / 1000;
+	pf.fd = T->cq_wait_fd(cq);
+	pf.events = POLLIN;
+	for (;;) {
+		int n;
+
+		memset(&wc, 0xa5, sizeof(wc));
+		n = T->cq_poll(cq, &wc, 1);
+		ck_assert_int_ge(n, 0);
+		if (n)
+			return wc;
+		ck_assert_int_eq(T->cq_arm(cq, 0), 0);
+		memset(&wc, 0xa5, sizeof(wc));
+		if (T->cq_poll(cq, &wc, 1))
+			return wc;
+		ck_assert_msg(ms_left(&end) > 0, "no completion");
+		poll(&pf, 1, (int)ms_left(&end));
+		T->cq_ack(cq);
+	}
+}
+
+#define expect_xwc(cq, ctx, op, len, imm, flags) \
+	expect_xwc_at(cq, ctx, op, len, imm, flags, __LINE__)
+static void expect_xwc_at(struct dapl_tcq *cq, uint64_t ctx,
+			  enum dapl_twc_opcode op, uint32_t len, uint32_t imm,
+			  uint32_t flags, int line)
+{
+	struct dapl_twc wc = wait_wc_poisoned(cq);
+
+	ck_assert_msg(wc.context == ctx && wc.opcode == op &&
+		      wc.status == DAPL_TWC_SUCCESS,
+		      "line %d: context %llx opcode %d status %d, wanted %llx %d "
+		      "success", line, (unsigned long long)wc.context, wc.opcode,
+		      wc.status, (unsigned long long)ctx, op);
+	ck_assert_msg(wc.byte_len == len, "line %d: byte_len %u, wanted %u",
+		      line, wc.byte_len, len);
+	ck_assert_msg(wc.imm == imm && wc.flags == flags,
+		      "line %d: imm %#x flags %#x, wanted %#x %#x", line, wc.imm,
+		      wc.flags, imm, flags);
+}
+
+#define ATOMIC_ACCESS (ALL_ACCESS | DAPL_TACCESS_REMOTE_ATOMIC)
+
+/* Write with immediate: the data is placed, then the immediate consumes
+ * the next receive (in order with Sends), which completes with the
+ * write's length and the immediate; ordinary completions carry neither. */
+START_TEST(write_with_immediate)
+{
+	struct pair p;
+	struct buf la, rb, rr;
+	struct dapl_tsge s, r;
+	const size_t n = 300000;
+	int i;
+
+	if (!has_ext_ops() || !(g_attr.flags & DAPL_TDEV_WRITE_IMM))
+		return;
+	pair_up(&p, 16, true);
+	ck_assert_uint_eq(T->ep_extensions(p.a.ep) & DAPL_TDEV_WRITE_IMM,
+			  DAPL_TDEV_WRITE_IMM);
+	ck_assert_uint_eq(T->ep_extensions(p.b.ep) & DAPL_TDEV_WRITE_IMM,
+			  DAPL_TDEV_WRITE_IMM);
+	buf_make(&la, p.a.pd, n, ALL_ACCESS);
+	buf_make(&rb, p.b.pd, n + 64, ALL_ACCESS);
+	buf_make(&rr, p.b.pd, 256, ALL_ACCESS);
+
+	/* a receive, a Send, a write with immediate, a Send: three
+	 * receives taken in that order, the write's data in place when its
+	 * receive completes */
+	for (i = 0; i < 3; i++) {
+		r = sge_of(&rr, (size_t)i * 64, 64);
+		ck_assert_int_eq(T->post_recv(p.b.ep, &r, 1, 10 + (uint64_t)i), 0);
+	}
+	fill(la.p, n, 5);
+	s = sge_of(&la, 0, 7);
+	ck_assert_int_eq(T->post_send(p.a.ep, &s, 1, 1, DAPL_TPOST_SIGNALED), 0);
+	s = sge_of(&la, 0, n);
+	ck_assert_int_eq(T->post_rdma_write_imm(p.a.ep, &s, 1,
+						(uint64_t)(uintptr_t)(rb.p + 64),
+						rb.rkey, 0xfeedf00du, 2,
+						DAPL_TPOST_SIGNALED), 0);
+	s = sge_of(&la, 0, 9);
+	ck_assert_int_eq(T->post_send(p.a.ep, &s, 1, 3, DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(p.a.scq, 1, DAPL_TWC_SEND, 7, 0, 0);
+	expect_xwc(p.a.scq, 2, DAPL_TWC_RDMA_WRITE_IMM, (uint32_t)n, 0, 0);
+	expect_xwc(p.a.scq, 3, DAPL_TWC_SEND, 9, 0, 0);
+	expect_xwc(p.b.rcq, 10, DAPL_TWC_RECV, 7, 0, 0);
+	expect_xwc(p.b.rcq, 11, DAPL_TWC_RECV_RDMA_IMM, (uint32_t)n,
+		   0xfeedf00du, DAPL_TWC_WITH_IMM);
+	ck_assert_int_eq(memcmp(rb.p + 64, la.p, n), 0);
+	expect_xwc(p.b.rcq, 12, DAPL_TWC_RECV, 9, 0, 0);
+
+	/* posted before its receive: it waits for one; with no data it
+	 * reports 0 bytes, and nothing lands in the receive's buffer */
+	memset(rr.p, 0x33, rr.len);
+	ck_assert_int_eq(T->post_rdma_write_imm(p.a.ep, NULL, 0,
+						(uint64_t)(uintptr_t)rb.p, rb.rkey,
+						7u, 4, DAPL_TPOST_SIGNALED), 0);
+	r = sge_of(&rr, 0, 64);
+	ck_assert_int_eq(T->post_recv(p.b.ep, &r, 1, 13), 0);
+	expect_xwc(p.b.rcq, 13, DAPL_TWC_RECV_RDMA_IMM, 0, 7u, DAPL_TWC_WITH_IMM);
+	expect_xwc(p.a.scq, 4, DAPL_TWC_RDMA_WRITE_IMM, 0, 0, 0);
+	for (i = 0; i < 64; i++)
+		ck_assert_uint_eq(rr.p[i], 0x33);
+	expect_cq_empty(p.a.scq);
+	expect_cq_empty(p.b.rcq);
+
+	buf_free(&la);
+	buf_free(&rb);
+	buf_free(&rr);
+	pair_down(&p);
+}
+END_TEST
+
+/* Fetch-and-add and compare-and-swap return the original word, change
+ * it as they say, and keep their place among the other requests. */
+START_TEST(atomics)
+{
+	struct pair p;
+	struct buf la, rb;
+	struct dapl_tsge s, res;
+	uint64_t *w, *got, v;
+
+	if (!has_ext_ops() || !(g_attr.flags & DAPL_TDEV_ATOMICS))
+		return;
+	pair_up(&p, 16, false);
+	ck_assert_uint_eq(T->ep_extensions(p.a.ep) & DAPL_TDEV_ATOMICS,
+			  DAPL_TDEV_ATOMICS);
+	buf_make(&la, p.a.pd, 4096, ALL_ACCESS);
+	buf_make(&rb, p.b.pd, 4096, ATOMIC_ACCESS);
+	w = (uint64_t *)(void *)(rb.p + 64);
+	got = (uint64_t *)(void *)la.p;
+	*w = 100;
+	res = sge_of(&la, 0, 8);
+
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_FETCH_ADD, &res,
+					(uint64_t)(uintptr_t)w, rb.rkey, 5, 0,
+					1, DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(p.a.scq, 1, DAPL_TWC_FETCH_ADD, 8, 0, 0);
+	ck_assert_uint_eq(*got, 100);
+	ck_assert_uint_eq(*w, 105);
+
+	/* compare-and-swap that matches, then one that does not */
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_CMP_SWAP, &res,
+					(uint64_t)(uintptr_t)w, rb.rkey, 105,
+					0x1122334455667788ull, 2,
+					DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(p.a.scq, 2, DAPL_TWC_CMP_SWAP, 8, 0, 0);
+	ck_assert_uint_eq(*got, 105);
+	ck_assert_uint_eq(*w, 0x1122334455667788ull);
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_CMP_SWAP, &res,
+					(uint64_t)(uintptr_t)w, rb.rkey, 105, 1,
+					3, DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(p.a.scq, 3, DAPL_TWC_CMP_SWAP, 8, 0, 0);
+	ck_assert_uint_eq(*got, 0x1122334455667788ull);
+	ck_assert_uint_eq(*w, 0x1122334455667788ull);
+
+	/* 64 bits with the carry: adding 2^64 - 1 subtracts one */
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_FETCH_ADD, &res,
+					(uint64_t)(uintptr_t)w, rb.rkey,
+					UINT64_MAX, 0, 4, DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(p.a.scq, 4, DAPL_TWC_FETCH_ADD, 8, 0, 0);
+	ck_assert_uint_eq(*w, 0x1122334455667787ull);
+
+	/* order: a write of the word, an add on it (sees the write), a read
+	 * of it (sees the add), all posted at once */
+	v = 1000;
+	memcpy(la.p + 64, &v, 8);
+	s = sge_of(&la, 64, 8);
+	ck_assert_int_eq(T->post_rdma_write(p.a.ep, &s, 1,
+					    (uint64_t)(uintptr_t)w, rb.rkey, 5,
+					    0), 0);
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_FETCH_ADD, &res,
+					(uint64_t)(uintptr_t)w, rb.rkey, 1, 0,
+					6, DAPL_TPOST_SIGNALED), 0);
+	s = sge_of(&la, 128, 8);
+	ck_assert_int_eq(T->post_rdma_read(p.a.ep, &s, 1,
+					   (uint64_t)(uintptr_t)w, rb.rkey, 7,
+					   DAPL_TPOST_SIGNALED), 0);
+	expect_xwc(p.a.scq, 6, DAPL_TWC_FETCH_ADD, 8, 0, 0);
+	expect_xwc(p.a.scq, 7, DAPL_TWC_RDMA_READ, 8, 0, 0);
+	ck_assert_uint_eq(*got, 1000);
+	memcpy(&v, la.p + 128, 8);
+	ck_assert_uint_eq(v, 1001);
+
+	/* a word that is not 8-byte aligned, a result that is not 8 bytes */
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_FETCH_ADD, &res,
+					(uint64_t)(uintptr_t)w + 4, rb.rkey, 1,
+					0, 8, DAPL_TPOST_SIGNALED), -EINVAL);
+	s = sge_of(&la, 0, 4);
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_FETCH_ADD, &s,
+					(uint64_t)(uintptr_t)w, rb.rkey, 1,
+					0, 8, DAPL_TPOST_SIGNALED), -EINVAL);
+	expect_cq_empty(p.a.scq);
+	ck_assert_uint_eq(*w, 1001);
+
+	buf_free(&la);
+	buf_free(&rb);
+	pair_down(&p);
+}
+END_TEST
+
+/* An atomic on memory registered without remote-atomic access is a
+ * remote access error, and the word stays as it was. */
+START_TEST(atomic_needs_privilege)
+{
+	struct pair p;
+	struct buf la, rb;
+	struct dapl_tsge res;
+	uint64_t *w;
+
+	if (!has_ext_ops() || !(g_attr.flags & DAPL_TDEV_ATOMICS))
+		return;
+	pair_up(&p, 8, true);
+	buf_make(&la, p.a.pd, 4096, ALL_ACCESS);
+	buf_make(&rb, p.b.pd, 4096, ALL_ACCESS);    /* no REMOTE_ATOMIC */
+	w = (uint64_t *)(void *)rb.p;
+	*w = 42;
+	res = sge_of(&la, 0, 8);
+	ck_assert_int_eq(T->post_atomic(p.a.ep, DAPL_TATOMIC_CMP_SWAP, &res,
+					(uint64_t)(uintptr_t)w, rb.rkey, 42, 7,
+					1, DAPL_TPOST_SIGNALED), 0);
+	expect_access_error(&p, 1, DAPL_TWC_CMP_SWAP);
+	ck_assert_uint_eq(*w, 42);
+	buf_free(&la);
+	buf_free(&rb);
+	pair_down(&p);
+}
+END_TEST
+
+/* Many connections add to one word at once, each driven by a thread of
+ * its own (its target side too: polling a CQ drives its endpoints), so
+ * the targets' adds race: none is lost. */
+enum { ADD_CONNS = 4, ADDS = 2000 };
+
+struct adder {
+	struct side a, b;
+	struct buf la;
+	struct dapl_tmr *mr;
+	uint32_t lkey, rkey;
+	uint64_t *w;
+	int done;
+};
+
+static void *adder_main(void *arg)
+{
+	struct adder *x = arg;
+	int k;
+
+	for (k = 0; k < ADDS; k++) {
+		struct dapl_tsge res = sge_of(&x->la, 0, 8);
+		struct dapl_twc wc;
+		int n = 0;
+
+		if (T->post_atomic(x->a.ep, DAPL_TATOMIC_FETCH_ADD, &res,
+				   (uint64_t)(uintptr_t)x->w, x->rkey, 1, 0,
+				   (uint64_t)k, DAPL_TPOST_SIGNALED))
+			break;
+		while (n == 0) {
+			struct dapl_twc other;
+
+			n = T->cq_poll(x->a.scq, &wc, 1);
+			if (T->cq_poll(x->b.scq, &other, 1) != 0)
+				return NULL;    /* nothing completes there */
+		}
+		if (n < 0 || wc.status != DAPL_TWC_SUCCESS ||
+		    wc.opcode != DAPL_TWC_FETCH_ADD)
+			break;
+		x->done++;
+	}
+	return NULL;
+}
+
+START_TEST(atomics_across_connections)
+{
+	struct dapl_tlisten *l;
+	uint16_t port;
+	struct adder x[ADD_CONNS];
+	pthread_t t[ADD_CONNS];
+	uint64_t *w;
+	int i;
+
+	if (!has_ext_ops() || !(g_attr.flags & DAPL_TDEV_ATOMICS))
+		return;
+	start_dev();
+	l = do_listen(&port);
+	w = aligned_alloc(64, 64);
+	ck_assert_ptr_nonnull(w);
+	*w = 0;
+	for (i = 0; i < ADD_CONNS; i++) {
+		side_make(&x[i].a, 4, 4, false);
+		side_make(&x[i].b, 4, 4, false);
+		connect_pair(l, port, &x[i].a, &x[i].b);
+		buf_make(&x[i].la, x[i].a.pd, 64, ALL_ACCESS);
+		/* the one word, registered in each target's PZ */
+		ck_assert_int_eq(T->mr_reg(x[i].b.pd, w, 64, ATOMIC_ACCESS,
+					   &x[i].mr, &x[i].lkey, &x[i].rkey), 0);
+		x[i].w = w;
+		x[i].done = 0;
+	}
+	for (i = 0; i < ADD_CONNS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, adder_main, &x[i]), 0);
+	for (i = 0; i < ADD_CONNS; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < ADD_CONNS; i++)
+		ck_assert_int_eq(x[i].done, ADDS);
+	ck_assert_uint_eq(*w, (uint64_t)ADD_CONNS * ADDS);
+	for (i = 0; i < ADD_CONNS; i++) {
+		ck_assert_int_eq(T->mr_dereg(x[i].mr), 0);
+		buf_free(&x[i].la);
+		side_free(&x[i].a);
+		side_free(&x[i].b);
+	}
+	free(w);
+	do_unlisten(l);
+	stop_dev();
+}
+END_TEST
 
 /* ---- device ---------------------------------------------------------------------- */
 
@@ -2314,6 +2652,10 @@ static Suite *suite(void)
 	ADD(tc, many_endpoints_one_cq);
 	ADD(tc, shared_receive_queue);
 	ADD(tc, progress_fd_is_quiet_when_idle);
+	ADD(tc, write_with_immediate);
+	ADD(tc, atomics);
+	ADD(tc, atomic_needs_privilege);
+	ADD(tc, atomics_across_connections);
 	if (F->params6[0])
 		ADD(tc, ipv6_connection);
 	suite_add_tcase(s, tc);

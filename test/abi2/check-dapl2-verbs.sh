@@ -86,11 +86,11 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-fail=0 runs=0
+fail=0 runs=0 npass=0 nxfail=0 nunsup=0
 
-pass() { runs=$((runs + 1)); echo "PASS: $*"; }
-unsupported() { runs=$((runs + 1)); echo "UNSUPPORTED: $*"; }
-xfail() { runs=$((runs + 1)); echo "XFAIL: $*"; }
+pass() { runs=$((runs + 1)); npass=$((npass + 1)); echo "PASS: $*"; }
+unsupported() { runs=$((runs + 1)); nunsup=$((nunsup + 1)); echo "UNSUPPORTED: $*"; }
+xfail() { runs=$((runs + 1)); nxfail=$((nxfail + 1)); echo "XFAIL: $*"; }
 failed() {
 	runs=$((runs + 1)); fail=1
 	_f=$1; shift
@@ -264,7 +264,7 @@ pair() {
 	spid=
 	pkill -P "$_killer" sleep 2>/dev/null
 	kill "$_killer" 2>/dev/null
-	wait "$_killer" 2>/dev/null
+	{ wait "$_killer"; } 2>/dev/null
 }
 
 # known_pdata ID: the client was refused its 48 bytes of connect private
@@ -398,7 +398,7 @@ else
 fi
 
 if [ $fail -eq 0 ]; then
-	echo "check-dapl2-verbs: all $runs runs passed or were reported unsupported $what"
+	echo "check-dapl2-verbs: $runs runs, $npass passed, $nxfail expected failures, $nunsup unsupported by the device, none failed $what"
 else
 	echo "check-dapl2-verbs: FAILED $what"
 fi

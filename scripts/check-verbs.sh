@@ -29,7 +29,7 @@
 #
 # Environment: CHECK_VERBS_DEVICES ("rxe siw", the default; one guest
 # carries both), CHECK_VERBS_TIMEOUT (seconds for the whole guest run,
-# default 1500), CHECK_VERBS_TEST_TIMEOUT (seconds per program, 300),
+# default 2100), CHECK_VERBS_TEST_TIMEOUT (seconds per program, 300),
 # CHECK_VERBS_TESTS (the programs to run on every device),
 # CHECK_VERBS_DT_ITERS (dapltest iterations, 100; 20 on siw),
 # CHECK_VERBS_WIDTH_ITERS (iterations of the -w 4 / -w 8 runs, 4000 on rxe:
@@ -38,7 +38,13 @@
 # on siw), CHECK_VERBS_CROSS_ITERS (dapltest across tcp and siw, 100),
 # CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe),
 # CHECK_VERBS_ACROSS (the kinds run across two devices, default "rxe
-# siw"; "" for none).
+# siw"; "" for none), CHECK_VERBS_PARTS (which parts run, default all:
+# "suites regress width interop across dapl2").
+#
+# dapl2: Debian 12's unmodified dapl2-utils (DAT 2.0: dapltest, dtest,
+# dtestcm, dtestsrq, dtestx) over each device's u2.0 entry
+# (test/abi2/check-dapl2-verbs.sh; fetched here before the guest boots).
+# About 205 s on rxe and less on siw (no -T L / -T F there), measured.
 set -u
 
 tests_default="test/unit/test_transport_verbs test/api/test_conn
@@ -340,7 +346,7 @@ case " $devices " in *" siw "*) siw=--siw ;; esac
 script=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 echo "check-verbs: booting a guest (test/vm/datvm $siw; devices: $devices) ..."
 CHECK_VERBS_DEVICES=$devices \
-	"$srctop/test/vm/datvm" $siw --timeout "${CHECK_VERBS_TIMEOUT:-1500}" \
+	"$srctop/test/vm/datvm" $siw --timeout "${CHECK_VERBS_TIMEOUT:-2100}" \
 	-- sh "$script" --in-guest
 rc=$?
 case $rc in

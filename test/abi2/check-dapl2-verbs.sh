@@ -364,12 +364,22 @@ if [ "$kind" = rxe ]; then
 		's:FETCH_ADD test - PASSED' 'c:FETCH_ADD test - PASSED' \
 		's:immed/atomic test PASSED' 'c:immed/atomic test PASSED'
 else
-	# The attributes say FALSE for all three (dtestx -v prints them);
-	# dtestx posts the Write with immediate regardless, which must be
-	# refused as not implemented / not supported, after which it exits 1
-	# (its server, left waiting, is stopped).  Nothing may crash, hang
-	# or report another error, and no operation siw lacks may be tried.
+	# A device with none of the three (siw): the IA reports no IB
+	# extension (extension_supported DAT_EXTENSION_NONE) and dtestx
+	# stops there, saying so, on both sides.  A device with some: the
+	# attributes of the others say FALSE (dtestx -v prints them) and a
+	# Write with immediate must be refused as not implemented / not
+	# supported.  Nothing may crash, hang or report another error, and
+	# no operation the device lacks may be tried.
 	cat "$tmp/dtestx-s.out" "$tmp/dtestx-c.out" > "$tmp/dtestx.both"
+	none='ERROR: IB extension not supported'
+	if [ "$(grep -c "$none" "$tmp/dtestx.both")" -eq 2 ] && [ "$crc" -eq 1 ] &&
+	   [ "$src" -eq 1 ] &&
+	   ! grep -v "$none" "$tmp/dtestx.both" | grep -qiE 'error|fail|PASSED|Doing '; then
+		for op in "RDMA Write with immediate" compare-and-swap fetch-and-add; do
+			unsupported "dtestx: $op on $kind (the IA offers no IB extension: dtestx says '$none' on both sides)"
+		done
+	else
 	refusal='dat_ib_post_rdma_write_immed returned DAT_(NOT_IMPLEMENTED|MODEL_NOT_SUPPORTED)'
 	bad=
 	[ "$crc" -le 1 ] || bad="client status $crc"
@@ -394,6 +404,7 @@ else
 		unsupported "dtestx: RDMA Write with immediate on $kind ($(grep -m1 -oE "$refusal" "$tmp/dtestx.both"); DAT_IB_IMMED_DATA=FALSE)"
 		unsupported "dtestx: compare-and-swap on $kind (DAT_IB_CMP_AND_SWAP=FALSE, not tried)"
 		unsupported "dtestx: fetch-and-add on $kind (DAT_IB_FETCH_AND_ADD=FALSE, not tried)"
+	fi
 	fi
 fi
 

@@ -29,7 +29,7 @@
 #
 # Environment: CHECK_VERBS_DEVICES ("rxe siw", the default; one guest
 # carries both), CHECK_VERBS_TIMEOUT (seconds for the whole guest run,
-# default 1500), CHECK_VERBS_TEST_TIMEOUT (seconds per program, 300),
+# default 2100), CHECK_VERBS_TEST_TIMEOUT (seconds per program, 300),
 # CHECK_VERBS_TESTS (the programs to run on every device),
 # CHECK_VERBS_DT_ITERS (dapltest iterations, 100; 20 on siw),
 # CHECK_VERBS_WIDTH_ITERS (iterations of the -w 4 / -w 8 runs, 4000 on rxe:
@@ -38,7 +38,13 @@
 # on siw), CHECK_VERBS_CROSS_ITERS (dapltest across tcp and siw, 100),
 # CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe),
 # CHECK_VERBS_ACROSS (the kinds run across two devices, default "rxe
-# siw"; "" for none).
+# siw"; "" for none), CHECK_VERBS_PARTS (which parts run, default all:
+# "suites regress width interop across dapl2").
+#
+# dapl2: Debian 12's unmodified dapl2-utils (DAT 2.0: dapltest, dtest,
+# dtestcm, dtestsrq, dtestx) over each device's u2.0 entry
+# (test/abi2/check-dapl2-verbs.sh; fetched here before the guest boots).
+# About 205 s on rxe and less on siw (no -T L / -T F there), measured.
 set -u
 
 tests_default="test/unit/test_transport_verbs test/api/test_conn
@@ -140,14 +146,53 @@ run_across() {
 	fi
 }
 
+# run_dapl2: Debian's unmodified dapl2-utils (DAT 2.0) over the device's
+# u2.0 entry (test/abi2/check-dapl2-verbs.sh; the package was fetched on
+# the host before the guest started).
+run_dapl2() {
+	_log=$logs/dapl2-utils.log
+	n=$((n + 1))
+	if [ -n "${CHECK_VERBS_DAPL2_SKIP:-}" ]; then
+		echo "SKIP: Debian's dapl2-utils on $ibdev: $CHECK_VERBS_DAPL2_SKIP"
+		return
+	fi
+	# dapltest -T L and -T F test objects, not the device: on rxe only
+	# when the guest has both (its time is short)
+	_obj=1
+	if [ "$dev" = siw ]; then
+		case " $devices " in *" rxe "*) _obj=0 ;; esac
+	fi
+	start=$(date +%s)
+	if DAPL2_VERBS_OBJECTS=$_obj builddir=. timeout 1200 \
+	   sh "$srcdir/test/abi2/check-dapl2-verbs.sh" \
+	   "$dev" "$ia2" "$ip" > "$_log" 2>&1; then
+		echo "PASS: Debian's dapl2-utils over $ia2 on $ibdev ($(($(date +%s) - start))s)"
+	else
+		echo "FAIL: Debian's dapl2-utils over $ia2 on $ibdev ($_log):"
+		fail=1
+	fi
+	grep -E '^(PASS|FAIL|UNSUPPORTED|XFAIL|SKIP|check-dapl2-verbs:)|^    \|' "$_log"
+	grep -E "attempt [0-9]: the client connected before" "$_log"
+}
+
+# wanted PART: the part is in CHECK_VERBS_PARTS (default: all of them)
+wanted() {
+	case " ${CHECK_VERBS_PARTS:-suites regress width interop across dapl2} " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+
 # One device's runs.  $1: rxe or siw.
 run_device() {
 	dev=$1
 	case $dev in
 	rxe) ibdev=${DATVM_RXE_IBDEV:-rxe0} netdev=${DATVM_RXE_NETDEV:-datrxe0}
-	     ip=${DATVM_RXE_IP:-10.77.0.1} ia=verbs-rxe cma=OpenIB-cma ;;
+	     ip=${DATVM_RXE_IP:-10.77.0.1} ia=verbs-rxe cma=OpenIB-cma
+	     ia2=ofa-v2-rxe ;;
 	siw) ibdev=${DATVM_SIW_IBDEV:-siw0} netdev=${DATVM_SIW_NETDEV:-datsiw0}
-	     ip=${DATVM_SIW_IP:-10.77.1.1} ia=verbs-siw cma=OpenIB-iwarp ;;
+	     ip=${DATVM_SIW_IP:-10.77.1.1} ia=verbs-siw cma=OpenIB-iwarp
+	     ia2=ofa-v2-iwarp ;;
 	esac
 	logs=$top/test/check-verbs/$dev
 	mkdir -p "$logs"
@@ -162,6 +207,7 @@ run_device() {
 	else
 		unset DAT_TEST_LOCAL_COMPLETION
 	fi
+	wanted suites || tests=
 	for t in ${CHECK_VERBS_TESTS:-$tests}; do
 		name=$(basename "$t")
 		log=$logs/$name.log
@@ -185,15 +231,17 @@ run_device() {
 	done
 	# dapltest's regression over an OpenFabrics-style line that names our
 	# library (fewer iterations: the guest is slow)
+	wanted regress &&
 	run_dt_check regress "regress.sh" 1000 \
 		'^(regress.sh:|Dapltest: Server Exiting)' \
 		DAPLTEST_ITERS="${CHECK_VERBS_DT_ITERS:-$dt_iters}" DT_REGRESS_TIMEOUT=900
 	# several EPs per thread, every byte checked (issue 13)
+	wanted width &&
 	run_dt_check width "-w 4 and -w 8" 1900 '^-w [48]: ' \
 		DT_WIDTH_ITERS="${CHECK_VERBS_WIDTH_ITERS:-$width_iters}" DT_WIDTH_TIMEOUT=900
 	# soft-iWARP against our own iWARP: tcp on one side, verbs on siw0
 	# on the other, both ways (issue 14's interoperability)
-	if [ "$dev" = siw ]; then
+	if [ "$dev" = siw ] && wanted interop; then
 		run_interop "tcp-siw" "-L" "$ia" "-L -F"
 		run_interop "$ia" "-L -F" "tcp-siw" "-L"
 		run_dt_cross tcp-siw "$ia"
@@ -202,6 +250,8 @@ run_device() {
 	if [ "$dev" = rxe ] && [ -n "${CHECK_VERBS_BENCH:-}" ]; then
 		sh "$srcdir/bench/verbs-vs-perftest.sh" || fail=1
 	fi
+	wanted dapl2 && run_dapl2
+	wanted across &&
 	case " ${CHECK_VERBS_ACROSS-rxe siw} " in
 	*" $dev "*) run_across "$dev" ;;
 	esac
@@ -255,6 +305,7 @@ skip() {
 
 srctop=$(cd "$(dirname "$0")/.." && pwd)
 lib=$(pwd)/providers/verbs/.libs/libdaplverbs.so.1
+lib2=$(pwd)/providers/verbs/.libs/libdapl2verbs.so.2
 tcplib=$(pwd)/providers/tcp/.libs/libdapltcp.so.1
 if [ ! -f dat.conf ] || [ ! -e "$lib" ]; then
 	echo "FAIL: run from the top build directory, with the verbs provider built ($lib)"
@@ -269,16 +320,33 @@ fi
 		set -- $v
 		echo "$1 u1.2 nonthreadsafe default $lib dapl.1.2 \"$2 0\" \"\""
 	done
+	# the u2.0 verbs entries Debian's dapl2-utils use (DAT 2.0 programs
+	# see only u2.0 lines)
+	for v in "ofa-v2-rxe datrxe0" "ofa-v2-iwarp datsiw0"; do
+		set -- $v
+		echo "$1 u2.0 nonthreadsafe default $lib2 dapl.2.0 \"$2 0\" \"\""
+	done
 	# our own iWARP at siw0's address, for the interoperability runs
 	echo "tcp-siw u1.2 nonthreadsafe default $tcplib dapl.1.2 \"10.77.1.1 0\" \"\""
 } > test/check-verbs/dat.conf
+
+# Debian's dapl2-utils: the guest has no network, so fetched here
+CHECK_VERBS_DAPL2_SKIP=
+if wanted dapl2 &&
+   ! srcdir=$srctop sh "$srctop/test/abi2/check-dapl2-verbs.sh" --fetch; then
+	CHECK_VERBS_DAPL2_SKIP="dapl2-utils could not be downloaded (apt-get download dapl2-utils)"
+	echo "########################################################"
+	echo "SKIP: $CHECK_VERBS_DAPL2_SKIP; they will not run in the guest"
+	echo "########################################################"
+fi
+export CHECK_VERBS_DAPL2_SKIP
 
 siw=
 case " $devices " in *" siw "*) siw=--siw ;; esac
 script=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 echo "check-verbs: booting a guest (test/vm/datvm $siw; devices: $devices) ..."
 CHECK_VERBS_DEVICES=$devices \
-	"$srctop/test/vm/datvm" $siw --timeout "${CHECK_VERBS_TIMEOUT:-1500}" \
+	"$srctop/test/vm/datvm" $siw --timeout "${CHECK_VERBS_TIMEOUT:-2100}" \
 	-- sh "$script" --in-guest
 rc=$?
 case $rc in

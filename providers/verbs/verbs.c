@@ -43,4 +43,7 @@ const struct udapl_transport_ops dapl_verbs_ops = {
 	.srq_resize = verbs_srq_resize,
 	.srq_set_limit = verbs_srq_set_limit,
 	.srq_post_recv = verbs_srq_post_recv,
+	.ep_extensions = verbs_ep_extensions,
+	.post_rdma_write_imm = verbs_post_rdma_write_imm,
+	.post_atomic = verbs_post_atomic,
 };

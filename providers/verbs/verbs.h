@@ -110,6 +110,8 @@ struct verbs_slot {
 	struct dapl_tep *taker;         /* SRQ slot: the ep that received */
 	uint32_t byte_len;              /* posted length; receives: arrived */
 	int vendor_err;
+	uint32_t imm;                   /* receives: the immediate, host order */
+	uint8_t flags;                  /* DAPL_TWC_WITH_IMM */
 	_Atomic uint8_t state;          /* enum verbs_slot_state */
 	uint8_t opcode;                 /* enum dapl_twc_opcode */
 	uint8_t status;                 /* enum dapl_twc_status */
@@ -271,6 +273,9 @@ struct dapl_tdev {
 	struct ibv_port_attr port_attr;
 	uint8_t port_num;
 	bool iwarp;
+	/* DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS: the DAT 2.0 IB
+	 * extensions this device can do (iWARP: neither) */
+	unsigned ext;
 	enum ibv_mw_type mw_type;       /* 0: windows are emulated */
 	uint32_t max_inline;
 	uint32_t default_inline;        /* asked per QP (DAPL_VERBS_INLINE) */
@@ -289,6 +294,7 @@ struct dapl_tdev {
 	uint8_t ack_timeout;            /* 4.096 us << n; 0: the CM's */
 	char name[64];
 	char vendor[64];
+	char mtu[16];                   /* active MTU in bytes, as text */
 
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;       /* reported, unanswered requests */
@@ -398,6 +404,16 @@ int verbs_post_rdma_write(struct dapl_tep *ep, const struct dapl_tsge *sge,
 int verbs_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
 			 int nsge, uint64_t remote_addr, uint32_t rkey,
 			 uint64_t context, unsigned flags);
+/* The DAT 2.0 IB extensions (dat_extension_op): -EOPNOTSUPP where the
+ * device cannot do them (iWARP has neither). */
+unsigned verbs_ep_extensions(struct dapl_tep *ep);
+int verbs_post_rdma_write_imm(struct dapl_tep *ep, const struct dapl_tsge *sge,
+			      int nsge, uint64_t remote_addr, uint32_t rkey,
+			      uint32_t imm, uint64_t context, unsigned flags);
+int verbs_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
+		      const struct dapl_tsge *result, uint64_t remote_addr,
+		      uint32_t rkey, uint64_t add_or_compare, uint64_t swap,
+		      uint64_t context, unsigned flags);
 /* Fills an ibv_sge list; returns the total length or -EINVAL. */
 int64_t verbs_sge_fill(struct ibv_sge *out, const struct dapl_tsge *sge,
 		       int nsge, uint32_t max);

@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "verbs.h"
 
@@ -144,6 +145,8 @@ struct verbs_slot *verbs_queue_claim(struct verbs_queue *q)
 	s->next = NULL;
 	s->byte_len = 0;
 	s->vendor_err = 0;
+	s->imm = 0;
+	s->flags = 0;
 	s->status = DAPL_TWC_SUCCESS;
 	s->signaled = true;
 	slot_set(s, VERBS_SLOT_POSTED);
@@ -215,6 +218,28 @@ static void note_fault(struct dapl_tep *ep, const struct verbs_slot *s,
 	verbs_dev_notify(ep->dev);
 }
 
+/* A receive's completion: the bytes that arrived and, when the peer sent
+ * an immediate, which kind of message consumed it.  A failed completion's
+ * opcode and flags mean nothing (verbs leaves them undefined). */
+static void recv_done(struct verbs_slot *s, const struct ibv_wc *wc)
+{
+	s->byte_len = 0;
+	if (wc->status != IBV_WC_SUCCESS)
+		return;
+	s->byte_len = wc->byte_len;
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		/* a Write with immediate: its data went to the peer's
+		 * target, byte_len counts it; the receive's buffer is
+		 * untouched */
+		s->opcode = DAPL_TWC_RECV_RDMA_IMM;
+		s->imm = ntohl(wc->imm_data);
+		s->flags = DAPL_TWC_WITH_IMM;
+	} else if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		s->imm = ntohl(wc->imm_data);
+		s->flags = DAPL_TWC_WITH_IMM;
+	}
+}
+
 /* The device completed s: earlier requests of the queue are done too (an
  * unsignalled send that succeeded has no completion of its own). */
 static void queue_complete(struct verbs_queue *q, struct verbs_slot *s,
@@ -237,7 +262,7 @@ static void queue_complete(struct verbs_queue *q, struct verbs_slot *s,
 	s->status = (uint8_t)verbs_wc_status(wc->status);
 	s->vendor_err = (int)wc->vendor_err;
 	if (!q->is_send)
-		s->byte_len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
+		recv_done(s, wc);
 	verbs_cq_push_ready(q->cq, s);
 	queue_advance(q);
 	note_fault(ep, s, wc, q->is_send ? "request" : "receive");
@@ -269,7 +294,7 @@ static void cq_take(struct dapl_tcq *cq, const struct ibv_wc *wc)
 	s->taker = ep;
 	s->status = (uint8_t)verbs_wc_status(wc->status);
 	s->vendor_err = (int)wc->vendor_err;
-	s->byte_len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
+	recv_done(s, wc);
 	verbs_cq_push_ready(cq, s);
 	note_fault(ep, s, wc, "SRQ receive");
 }
@@ -334,6 +359,8 @@ int verbs_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 			w->opcode = (enum dapl_twc_opcode)s->opcode;
 			w->byte_len = s->byte_len;
 			w->vendor_err = s->vendor_err;
+			w->imm = s->imm;
+			w->flags = s->flags;
 			slot_release(s);
 		}
 		if (out == max)

@@ -378,6 +378,17 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		dev->max_pdata_reject = VERBS_IB_PDATA_REJ;
 	}
 	dev->mw_type = pick_mw(&dev->attr);
+	/* The DAT 2.0 IB extensions: InfiniBand and RoCE have Write with
+	 * immediate, and atomics where the device says so (rxe does);
+	 * iWARP has neither (RFC 5040 has no immediate data, siw no
+	 * atomics), and an atomic needs the responder resources of a Read. */
+	if (!dev->iwarp) {
+		dev->ext |= DAPL_TDEV_WRITE_IMM;
+		if (dev->attr.atomic_cap != IBV_ATOMIC_NONE &&
+		    dev->attr.max_qp_rd_atom > 0 &&
+		    dev->attr.max_qp_init_rd_atom > 0)
+			dev->ext |= DAPL_TDEV_ATOMICS;
+	}
 	dev->max_inline = probe_inline(dev);
 	dev->default_inline = (uint32_t)env_int("DAPL_VERBS_INLINE",
 						VERBS_DEFAULT_INLINE, 0, 65536);
@@ -393,6 +404,11 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->rnr_timer = (uint8_t)env_int("DAPL_VERBS_RNR_TIMER",
 					  VERBS_RNR_TIMER, 0, 31);
 	dev->ack_timeout = (uint8_t)env_int("DAPL_VERBS_ACK_TIMEOUT", 0, 0, 31);
+	/* IBV_MTU_256 (1) .. IBV_MTU_4096 (5) */
+	if (dev->port_attr.active_mtu >= IBV_MTU_256 &&
+	    dev->port_attr.active_mtu <= IBV_MTU_4096)
+		snprintf(dev->mtu, sizeof(dev->mtu), "%u",
+			 128u << dev->port_attr.active_mtu);
 	snprintf(dev->name, sizeof(dev->name), "%s",
 		 ibv_get_device_name(dev->ctx->device));
 	snprintf(dev->vendor, sizeof(dev->vendor),
@@ -449,6 +465,14 @@ int verbs_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 		a->flags |= DAPL_TDEV_REMOTE_ACCESS_ERRORS;
 	if (dev->mw_type)
 		a->flags |= DAPL_TDEV_MEMORY_WINDOWS;
+	a->flags |= dev->ext;
+	/* OpenFabrics' name for the path MTU: dtestsrq sizes its messages
+	 * by it and refuses to run without it */
+	if (dev->mtu[0]) {
+		a->specific[a->nspecific].name = "DAT_IB_TRANSPORT_MTU";
+		a->specific[a->nspecific].value = dev->mtu;
+		a->nspecific++;
+	}
 	return 0;
 }
 

@@ -28,7 +28,8 @@ static void set_state(struct dapl_tep *ep, enum verbs_ep_state st)
 
 /* INIT with the attributes rdma_cm gives for id (port, P_Key index) and
  * the access a DAT endpoint needs; valid from RESET and from INIT. */
-static int qp_init(struct ibv_qp *qp, struct rdma_cm_id *id)
+static int qp_init(struct dapl_tdev *dev, struct ibv_qp *qp,
+		   struct rdma_cm_id *id)
 {
 	struct ibv_qp_attr a;
 	int mask = 0;
@@ -39,6 +40,9 @@ static int qp_init(struct ibv_qp *qp, struct rdma_cm_id *id)
 		return -errno;
 	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			    IBV_ACCESS_REMOTE_READ;
+	/* a peer's atomics (dat_ib_post_fetch_and_add / cmp_and_swap) */
+	if (dev->ext & DAPL_TDEV_ATOMICS)
+		a.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 	mask |= IBV_QP_ACCESS_FLAGS;
 	return -ibv_modify_qp(qp, &a, mask);
 }
@@ -125,7 +129,7 @@ static int qp_make(struct dapl_tep *ep)
 	}
 	if (!qp)
 		return -(errno ? errno : ENOMEM);
-	err = qp_init(qp, dev->anchor);
+	err = qp_init(dev, qp, dev->anchor);
 	if (err) {
 		ibv_destroy_qp(qp);
 		return err;
@@ -431,7 +435,7 @@ int verbs_ep_connect_response(struct dapl_tep *ep)
 {
 	int err;
 
-	err = qp_init(ep->qp, ep->id);
+	err = qp_init(ep->dev, ep->qp, ep->id);
 	if (!err)
 		err = qp_rtr(ep, ep->id);
 	if (!err)
@@ -501,7 +505,7 @@ int verbs_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	ep->have_addrs = false;
 	if (!dev->iwarp) {
 		moved = true;
-		err = qp_init(ep->qp, id);
+		err = qp_init(ep->dev, ep->qp, id);
 		if (!err)
 			err = qp_rtr(ep, id);
 		if (err)

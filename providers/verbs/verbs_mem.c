@@ -49,6 +49,11 @@ int verbs_mr_access(const struct dapl_tdev *dev, unsigned access)
 		a |= IBV_ACCESS_REMOTE_WRITE;
 	if (access & DAPL_TACCESS_REMOTE_READ)
 		a |= IBV_ACCESS_REMOTE_READ;
+	/* asked of a device without atomics (programs ask for it on every
+	 * buffer, siw included): left out, and no atomic ever targets it */
+	if ((access & DAPL_TACCESS_REMOTE_ATOMIC) &&
+	    (dev->ext & DAPL_TDEV_ATOMICS))
+		a |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
 	/* any LMR may get an RMR bound into it */
 	if (dev->mw_type)
 		a |= IBV_ACCESS_MW_BIND;
@@ -134,7 +139,7 @@ int verbs_mw_free(struct dapl_tmw *mw)
 	return err ? -err : 0;
 }
 
-static int mw_access(unsigned access)
+static int mw_access(const struct dapl_tdev *dev, unsigned access)
 {
 	int a = 0;
 
@@ -142,6 +147,9 @@ static int mw_access(unsigned access)
 		a |= IBV_ACCESS_REMOTE_READ;
 	if (access & DAPL_TACCESS_REMOTE_WRITE)
 		a |= IBV_ACCESS_REMOTE_WRITE;
+	if ((access & DAPL_TACCESS_REMOTE_ATOMIC) &&
+	    (dev->ext & DAPL_TDEV_ATOMICS))
+		a |= IBV_ACCESS_REMOTE_ATOMIC;
 	return a;
 }
 
@@ -159,9 +167,9 @@ static int bind_emulated(struct dapl_tep *ep, struct dapl_tmw *mw,
 	if (!s)
 		return err;
 	if (len) {
-		int a = mw_access(access);
+		int a = mw_access(ep->dev, access);
 
-		if (a & IBV_ACCESS_REMOTE_WRITE)
+		if (a & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC))
 			a |= IBV_ACCESS_LOCAL_WRITE;
 		mr = ibv_reg_mr(mw->pd->pd, (void *)(uintptr_t)addr, (size_t)len, a);
 		if (!mr) {
@@ -212,7 +220,7 @@ static int bind_type1(struct dapl_tep *ep, struct dapl_tmw *mw,
 	if (len) {
 		b.bind_info.addr = addr;
 		b.bind_info.length = len;
-		b.bind_info.mw_access_flags = (unsigned)mw_access(access);
+		b.bind_info.mw_access_flags = (unsigned)mw_access(ep->dev, access);
 	}
 	err = ibv_bind_mw(ep->qp, mw->mw, &b);
 	if (err) {
@@ -282,7 +290,7 @@ static int bind_type2(struct dapl_tep *ep, struct dapl_tmw *mw,
 		bind.bind_mw.bind_info.addr = addr;
 		bind.bind_mw.bind_info.length = len;
 		bind.bind_mw.bind_info.mw_access_flags =
-			(unsigned)mw_access(access);
+			(unsigned)mw_access(ep->dev, access);
 	}
 	if (si && len) {
 		inv.next = &bind;

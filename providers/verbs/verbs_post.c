@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "verbs.h"
 
@@ -115,7 +116,7 @@ static int post_locked(struct dapl_tep *ep, struct ibv_send_wr *wr,
 
 static int post_request(struct dapl_tep *ep, enum ibv_wr_opcode wop,
 			enum dapl_twc_opcode op, const struct dapl_tsge *sge,
-			int nsge, uint64_t raddr, uint32_t rkey,
+			int nsge, uint64_t raddr, uint32_t rkey, uint32_t imm,
 			uint64_t context, unsigned flags)
 {
 	struct ibv_sge list[VERBS_MAX_SGE];
@@ -134,6 +135,8 @@ static int post_request(struct dapl_tep *ep, enum ibv_wr_opcode wop,
 		wr.wr.rdma.remote_addr = raddr;
 		wr.wr.rdma.rkey = rkey;
 	}
+	if (wop == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr.imm_data = htonl(imm);       /* verbs carries it in network order */
 	/* small sends and writes go inline: no DMA read of the buffer */
 	if (wop != IBV_WR_RDMA_READ && total > 0 &&
 	    (uint64_t)total <= ep->max_inline)
@@ -153,7 +156,7 @@ static int post_request(struct dapl_tep *ep, enum ibv_wr_opcode wop,
 int verbs_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
 		    uint64_t context, unsigned flags)
 {
-	return post_request(ep, IBV_WR_SEND, DAPL_TWC_SEND, sge, nsge, 0, 0,
+	return post_request(ep, IBV_WR_SEND, DAPL_TWC_SEND, sge, nsge, 0, 0, 0,
 			    context, flags);
 }
 
@@ -162,7 +165,7 @@ int verbs_post_rdma_write(struct dapl_tep *ep, const struct dapl_tsge *sge,
 			  uint64_t context, unsigned flags)
 {
 	return post_request(ep, IBV_WR_RDMA_WRITE, DAPL_TWC_RDMA_WRITE, sge,
-			    nsge, remote_addr, rkey, context, flags);
+			    nsge, remote_addr, rkey, 0, context, flags);
 }
 
 int verbs_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
@@ -170,7 +173,78 @@ int verbs_post_rdma_read(struct dapl_tep *ep, const struct dapl_tsge *sge,
 			 uint64_t context, unsigned flags)
 {
 	return post_request(ep, IBV_WR_RDMA_READ, DAPL_TWC_RDMA_READ, sge,
-			    nsge, remote_addr, rkey, context, flags);
+			    nsge, remote_addr, rkey, 0, context, flags);
+}
+
+/* ---- the DAT 2.0 IB extensions ------------------------------------------------ */
+
+unsigned verbs_ep_extensions(struct dapl_tep *ep)
+{
+	unsigned ext;
+
+	if (!ep)
+		return 0;
+	pthread_mutex_lock(&ep->scq->lock);
+	ext = ep->state == VERBS_EP_CONNECTED ? ep->dev->ext : 0;
+	pthread_mutex_unlock(&ep->scq->lock);
+	return ext;
+}
+
+int verbs_post_rdma_write_imm(struct dapl_tep *ep, const struct dapl_tsge *sge,
+			      int nsge, uint64_t remote_addr, uint32_t rkey,
+			      uint32_t imm, uint64_t context, unsigned flags)
+{
+	if (!(ep->dev->ext & DAPL_TDEV_WRITE_IMM))
+		return -EOPNOTSUPP;
+	return post_request(ep, IBV_WR_RDMA_WRITE_WITH_IMM,
+			    DAPL_TWC_RDMA_WRITE_IMM, sge, nsge, remote_addr,
+			    rkey, imm, context, flags);
+}
+
+int verbs_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
+		      const struct dapl_tsge *result, uint64_t remote_addr,
+		      uint32_t rkey, uint64_t add_or_compare, uint64_t swap,
+		      uint64_t context, unsigned flags)
+{
+	struct ibv_sge list[1];
+	struct ibv_send_wr wr;
+	enum dapl_twc_opcode top;
+	int err;
+
+	if (!(ep->dev->ext & DAPL_TDEV_ATOMICS))
+		return -EOPNOTSUPP;
+	/* one 8-byte result buffer, an 8-byte aligned target: what verbs
+	 * atomics are defined on (the device would fail the request later,
+	 * and end the connection with it) */
+	if (!result || result->length != sizeof(uint64_t) ||
+	    (remote_addr & (sizeof(uint64_t) - 1)))
+		return -EINVAL;
+	memset(&wr, 0, sizeof(wr));
+	switch (op) {
+	case DAPL_TATOMIC_FETCH_ADD:
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		top = DAPL_TWC_FETCH_ADD;
+		break;
+	case DAPL_TATOMIC_CMP_SWAP:
+		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.swap = swap;
+		top = DAPL_TWC_CMP_SWAP;
+		break;
+	default:
+		return -EINVAL;
+	}
+	list[0].addr = result->addr;
+	list[0].length = result->length;
+	list[0].lkey = result->lkey;
+	wr.sg_list = list;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = remote_addr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = add_or_compare;
+	pthread_mutex_lock(&ep->scq->lock);
+	err = post_locked(ep, &wr, top, context, flags, result->length);
+	pthread_mutex_unlock(&ep->scq->lock);
+	return err;
 }
 
 int verbs_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,

@@ -291,8 +291,11 @@ int verbs_srq_post_recv(struct dapl_tsrq *srq, const struct dapl_tsge *sge,
 	atomic_fetch_add_explicit(&srq->refs, 1, memory_order_relaxed);
 	s->context = context;
 	s->taker = NULL;
+	s->opcode = DAPL_TWC_RECV;      /* a Write with immediate changes it */
 	s->byte_len = 0;
 	s->vendor_err = 0;
+	s->imm = 0;
+	s->flags = 0;
 	atomic_store_explicit(&s->state, VERBS_SLOT_POSTED, memory_order_relaxed);
 	wr.wr_id = (uint64_t)(uintptr_t)s;
 	err = ibv_post_srq_recv(srq->srq, &wr, &bad);

@@ -38,6 +38,17 @@ static void verbs_check_attr(const struct dapl_tdev_attr *a)
 	}
 	ck_assert_uint_le(a->max_ird, 255);
 	ck_assert_uint_le(a->max_sge, VERBS_MAX_SGE);
+	/* the IB extensions: Write with immediate and atomics on RoCE
+	 * (rxe has both), neither on iWARP (siw) */
+	if (a->max_pdata_connect == IWARP_PDATA)
+		ck_assert_uint_eq(a->flags & (DAPL_TDEV_WRITE_IMM |
+					      DAPL_TDEV_ATOMICS), 0);
+	else if (!strncmp(a->name, "rxe", 3))
+		ck_assert_uint_eq(a->flags & (DAPL_TDEV_WRITE_IMM |
+					      DAPL_TDEV_ATOMICS),
+				  DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS);
+	else
+		ck_assert(a->flags & DAPL_TDEV_WRITE_IMM);
 }
 
 /* "<netdev|address> <port>" */
@@ -213,7 +224,9 @@ struct transport_fixture fixture = {
 	/* windows: of the device, or emulated (DAPL_VERBS_MW, siw) */
 	.caps_vary = DAPL_TDEV_MEMORY_WINDOWS |
 		     /* not on iWARP (siw) */
-		     DAPL_TDEV_REMOTE_ACCESS_ERRORS,
+		     DAPL_TDEV_REMOTE_ACCESS_ERRORS |
+		     /* of the device: verbs_check_attr says which */
+		     DAPL_TDEV_WRITE_IMM | DAPL_TDEV_ATOMICS,
 	/* rdma_cm's channel, the async events, faults and SRQ limits, the
 	 * sweep of unwatched CQs, and the queue of synthesised events */
 	.progress_fds = 5,

@@ -490,7 +490,9 @@ START_TEST(evd_create_bad_arguments)
 
 	HX_RC(dat_evd_create(x.ia, 0, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), HX_ARG(2));
 	HX_RC(dat_evd_create(x.ia, -1, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), HX_ARG(2));
-	HX_RC(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, (DAT_EVD_FLAGS)0x200, &evd), HX_ARG(4));
+	/* a stream no generation defines (DAT 2.0's 0x200 is the IB
+	 * extension stream, dat_extension_op(3)) */
+	HX_RC(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, (DAT_EVD_FLAGS)0x400, &evd), HX_ARG(4));
 	HX_RC(dat_evd_create(x.ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, NULL), HX_ARG(5));
 	/* the cno argument: a freed CNO, an EVD */
 	HX_OK(dat_cno_create(x.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));

@@ -30,15 +30,6 @@
 set -u
 srcdir=${srcdir:-.}
 
-# a network namespace of our own (see above), when we may make one
-if [ -z "${DAPL2_UTILS_NETNS:-}" ] && command -v unshare > /dev/null 2>&1 &&
-   command -v ip > /dev/null 2>&1 && unshare -n true 2>/dev/null; then
-	DAPL2_UTILS_NETNS=1
-	export DAPL2_UTILS_NETNS
-	exec unshare -n sh -c 'ip link set lo up &&
-		echo "46000 60999" > /proc/sys/net/ipv4/ip_local_port_range &&
-		exec sh "$0"' "$0"
-fi
 work=test/abi2/dapl2-utils
 conf=${DAT_TEST_CONF:-$(pwd)/dat.conf}
 ia=tcp
@@ -68,6 +59,18 @@ if [ ! -x "$work/usr/bin/dapltest" ]; then
 	dpkg-deb -f "$deb" Version > "$work/VERSION" 2>/dev/null
 fi
 echo "(dapl2-utils $(cat "$work/VERSION" 2>/dev/null))"
+
+# a network namespace of our own (see above), when we may make one;
+# only now: inside it apt-get cannot reach the archive (the run again
+# from the top finds the package unpacked)
+if [ -z "${DAPL2_UTILS_NETNS:-}" ] && command -v unshare > /dev/null 2>&1 &&
+   command -v ip > /dev/null 2>&1 && unshare -n true 2>/dev/null; then
+	DAPL2_UTILS_NETNS=1
+	export DAPL2_UTILS_NETNS
+	exec unshare -n sh -c 'ip link set lo up &&
+		echo "46000 60999" > /proc/sys/net/ipv4/ip_local_port_range &&
+		exec sh "$0"' "$0"
+fi
 
 [ -f dat/.libs/libdat2.so.2 ] || { echo "FAIL: no dat/.libs/libdat2.so.2"; exit 1; }
 grep -q "^$ia u2.0 " "$conf" || { echo "FAIL: no '$ia u2.0' line in $conf"; exit 1; }

@@ -1045,8 +1045,12 @@ START_TEST(atomics_across_connections)
 	}
 	m.w = w;
 	m.count = 0;
-	m.stop = 0;
 	m.yield = adds_wanted() == ADDS_VALGRIND;
+	/* The process's own adds race the peers' only where libdat runs the
+	 * peers' atomics with the CPU's (tcp): a device's atomics are
+	 * atomic among the device's own (rxe: IBV_ATOMIC_HCA), and a CPU
+	 * add racing them may be lost (seen on rxe: 61 of 5.5 M). */
+	m.stop = strcmp(T->name, "tcp") != 0;
 	ck_assert_int_eq(pthread_create(&ht, NULL, hammer_main, &m), 0);
 	for (i = 0; i < ADD_CONNS; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, adder_main, &x[i]), 0);

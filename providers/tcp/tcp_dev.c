@@ -30,6 +30,7 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,8 +59,16 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "tcp[%d] ep %p fd %d: %s\n", (int)getpid(),
-		(const void *)ep, ep ? ep->fd : -1, buf);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		/* microseconds and the thread: who did what when */
+		fprintf(stderr, "%ld.%06ld tcp[%d/%d] ep %p fd %d: %s\n",
+			(long)ts.tv_sec, ts.tv_nsec / 1000, (int)getpid(),
+			(int)syscall(SYS_gettid), (const void *)ep,
+			ep ? ep->fd : -1, buf);
+	}
 }
 
 uint64_t tcp_now_ms(void)

@@ -14,9 +14,16 @@
  *    dat_evd_wait sleeps on the CQ's epoll fd, which takes the sockets of
  *    its endpoints when the consumer arms it; the core's progress thread
  *    (cm_get_event) drives the endpoints nobody else does, waiting for
- *    their lock.  An endpoint a consumer keeps driving (or busy-polls) is
- *    left out of the progress epoll, so the thread does not wake on every
- *    message; a timer brings it back every TCP_TICK_NS to look again.
+ *    their lock.  An endpoint whose consumer polls its CQ at the moment
+ *    the thread is woken for it (polled within TCP_BUSY_NS) is left out
+ *    of the progress epoll, so the thread does not wake on every message
+ *    of a busy poller; a timer brings it back once nobody drove it for a
+ *    TCP_TICK_NS.  A consumer that polled a while ago (it waits on memory,
+ *    on another EVD) keeps its endpoints watched: their data is placed
+ *    when it arrives.
+ *  - Acks: a consumer's poll that was not part of a busy loop (none
+ *    within TCP_BUSY_NS before it) sends the placement report it leaves
+ *    owed at once; a busy poller's rides on its reply or its next poll.
  *  - Receive: data goes straight from the socket to its place (the posted
  *    receive, the RDMA Write target, the Read sink), with the trailer and
  *    the next header read behind it into a staging buffer in the same
@@ -77,7 +84,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_DRIVE_FPDUS 4096         /* FPDUs one drive takes before it lets the
                                         lock go (the socket stays readable) */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
-#define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
+#define TCP_BUSY_NS 2000             /* a consumer that polled this recently polls now */
 #define TCP_CQ_DRIVE_ALL 4           /* up to this many endpoints a CQ poll drives each */
 #define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
 #define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
@@ -375,6 +382,9 @@ struct dapl_tcq {
 	/* polls with many endpoints: each is a drive of all of them, for
 	 * the progress thread (tcp_ep_drives) */
 	atomic_uint polls;
+	/* when a consumer last polled it (CLOCK_MONOTONIC ns): the progress
+	 * thread leaves an endpoint to a consumer polling right now */
+	_Atomic uint64_t polled_ns;
 };
 
 struct dapl_tsrq {
@@ -428,6 +438,7 @@ struct dapl_tdev {
 	int notify_fd;                  /* eventfd: an SRQ limit or receive */
 	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */
 	atomic_bool timer_on;
+	bool no_timer;                  /* DAPL_TCP_NO_TIMER=1 (debug): never started */
 	struct dapl_tlisten *listeners;
 	struct dapl_tconn *conns;
 	/* the half-open ones among conns, oldest first, and their sources */
@@ -467,6 +478,7 @@ void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
 int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
 void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);
+uint64_t tcp_now_ns(void);
 /* The event a failed socket call on a connected endpoint ends it with:
  * CONN_ERROR (BROKEN) when the path to the peer failed or the peer went
  * silent, DISCONNECTED when the peer's end closed the connection. */

@@ -396,7 +396,12 @@ static int ready_eps(struct dapl_tcq *cq, struct dapl_tep **eps, int max)
 	return k;
 }
 
-static void drive_eps(struct dapl_tep **eps, int n)
+/* busy: the consumer polled a moment ago too (TCP_BUSY_NS) and will
+ * again; an ack its drive leaves owed rides on its reply or goes at its
+ * next poll.  A consumer that polls once -- after a wait, between rounds
+ * of polling memory -- may not call again for a long time: what it was
+ * delivered is reported placed now, not at the next tick. */
+static void drive_eps(struct dapl_tep **eps, int n, bool busy)
 {
 	int i;
 
@@ -407,6 +412,10 @@ static void drive_eps(struct dapl_tep **eps, int n)
 		/* someone else driving it is as good */
 		if (pthread_mutex_trylock(&ep->lock) == 0) {
 			tcp_ep_drive(ep);
+			if (!busy && ep->ack_owed && ep->state == TCP_EP_CONNECTED) {
+				ep->force_ack = true;
+				tcp_ep_flush(ep);
+			}
 			pthread_mutex_unlock(&ep->lock);
 		}
 		atomic_fetch_sub(&ep->refs, 1);
@@ -420,8 +429,11 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 {
 	struct dapl_tep *eps[64];
 	int n, i, got = 0, at = 0;
-	bool drive, many;
+	uint64_t now = tcp_now_ns();
+	bool drive, many, busy;
 
+	busy = now - atomic_exchange_explicit(&cq->polled_ns, now,
+					      memory_order_relaxed) < TCP_BUSY_NS;
 	/* the first 64 endpoints are taken with the look at the ring */
 	pthread_mutex_lock(&cq->lock);
 	drive = cq->count == 0;
@@ -441,10 +453,10 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 	pthread_mutex_unlock(&cq->lock);
 	if (many && drive) {
 		sync_all(cq);
-		drive_eps(eps, ready_eps(cq, eps, 64));
+		drive_eps(eps, ready_eps(cq, eps, 64), busy);
 	}
 	for (; n > 0; n = n == 64 ? snapshot(cq, eps, 64, &at) : 0)
-		drive_eps(eps, n);
+		drive_eps(eps, n, busy);
 
 	pthread_mutex_lock(&cq->lock);
 	while (got < max && cq->count) {

@@ -80,6 +80,24 @@ uint64_t tcp_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t tcp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether a consumer polls one of ep's CQs right now. */
+static bool consumer_polling(const struct dapl_tep *ep)
+{
+	uint64_t now = tcp_now_ns();
+	uint64_t s = atomic_load_explicit(&ep->scq->polled_ns, memory_order_relaxed);
+	uint64_t r = atomic_load_explicit(&ep->rcq->polled_ns, memory_order_relaxed);
+
+	return now - s < TCP_BUSY_NS || now - r < TCP_BUSY_NS;
+}
+
 static void say(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void say(char *why, size_t whylen, const char *fmt, ...)
@@ -148,6 +166,10 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 			if (!*end && v <= 3600000)
 				dev->peer_timeout_ms = (unsigned)v;
 		}
+		/* debug: only arrivals and consumers move anything, so a
+		 * test can show that nothing waits for the timer */
+		t = getenv("DAPL_TCP_NO_TIMER");
+		dev->no_timer = t && *t && *t != '0';
 		t = getenv("DAPL_TCP_HANDSHAKE_MS");
 		dev->handshake_ms = TCP_HANDSHAKE_MS;
 		if (t && *t) {
@@ -335,7 +357,7 @@ static void timer_set(struct dapl_tdev *dev, bool on)
 {
 	struct itimerspec its;
 
-	if (atomic_load(&dev->timer_on) == on)
+	if (atomic_load(&dev->timer_on) == on || (on && dev->no_timer))
 		return;
 	memset(&its, 0, sizeof(its));
 	if (on) {
@@ -930,29 +952,33 @@ static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
  * ours is held here, and nobody holding ep->lock waits for the core.) */
 static void ep_service(struct dapl_tep *ep)
 {
-	uint64_t before;
 	unsigned d;
 
 	pthread_mutex_lock(&ep->lock);
-	before = ep->rx_bytes;
-	tcp_ep_drive(ep);
 	d = tcp_ep_drives(ep);
-	/* woken for nothing (a consumer got there first) while a consumer
-	 * drives it, or a consumer busy-polls it (many drives since we last
-	 * looked): stop waking for it.  A wakeup that found data after a
-	 * drive or two keeps it watched: the consumer waits elsewhere
-	 * (on memory, say). */
+	/* A consumer polls its CQ right now (within TCP_BUSY_NS) and drove
+	 * it since we last looked: it reads this arrival itself, a moment
+	 * from now if not already; leave it to it and stop waking for it
+	 * (the timer looks again).  One that polled a while ago -- and waits
+	 * on memory, on another EVD, for the completion of a write of its
+	 * own that came -- keeps it watched, however often it drove it
+	 * before: a target that reaps a completion and then polls memory
+	 * has the data placed at once, not at the next tick. */
 	if (ep->state == TCP_EP_CONNECTED && !ep->excluded &&
-	    d != ep->drives_seen &&
-	    (ep->rx_bytes == before || d - ep->drives_seen >= TCP_BUSY_DRIVES)) {
-		TCP_TRACE(ep, "excluded (a consumer drives it)");
+	    d != ep->drives_seen && consumer_polling(ep)) {
+		TCP_TRACE(ep, "excluded (a consumer polls it)");
 		ep->excluded = true;
+		ep->drives_seen = d;
 		tcp_dev_unwatch(ep);
+		pthread_mutex_unlock(&ep->lock);
 		pthread_mutex_lock(&ep->dev->lock);
 		timer_set(ep->dev, true);
 		pthread_mutex_unlock(&ep->dev->lock);
+		atomic_fetch_sub(&ep->refs, 1);
+		return;
 	}
-	ep->drives_seen = d;
+	tcp_ep_drive(ep);
+	ep->drives_seen = tcp_ep_drives(ep);
 	/* nobody else will carry what it owes */
 	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed && !ep->excluded) {
 		ep->force_ack = true;

@@ -14,7 +14,7 @@ fi
 DAT_TEST_IA=tcp
 export DAT_TEST_IA
 fail=0
-for t in test_conn test_objects test_mem test_dto test_compat test_order \
+for t in test_conn test_objects test_mem test_dto test_compat test_order test_progress \
 	 test_conn2 test_objects2 test_mem2 test_dto2 test_compat2 test_order2; do
 	out=$("$builddir/test/api/$t" 2>&1)
 	rc=$?

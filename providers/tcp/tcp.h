@@ -132,6 +132,27 @@ struct tcp_queue {
 	struct tcp_wr *wr;
 };
 
+/* Request i of the ring. */
+static inline struct tcp_wr *qwr(struct tcp_queue *q, uint32_t i)
+{
+	return &q->wr[i % q->depth];
+}
+
+/* Message number have is want or past it (mod 2^32). */
+static inline bool seq_reached(uint32_t have, uint32_t want)
+{
+	return (int32_t)(have - want) >= 0;
+}
+
+/* Requests that complete when a response comes back (RDMA Reads, and
+ * the RFC 7306 atomics): they count against ORD. */
+static inline bool wants_response(unsigned opcode)
+{
+	return opcode == DAPL_TWC_RDMA_READ || opcode == DAPL_TWC_FETCH_ADD ||
+	       opcode == DAPL_TWC_CMP_SWAP;
+}
+
+
 /* An RDMA Read Response we owe the peer (IRD of them). */
 struct tcp_read_resp {
 	uint32_t stag;              /* our source STag, checked at each send */
@@ -503,6 +524,31 @@ void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
 void tcp_ep_handshake(struct dapl_tep *ep);
 /* ep->lock held: the socket carries FPDUs from now on. */
 void tcp_ep_go_connected(struct dapl_tep *ep);
+/* Both directions' stream state back to that of a new connection. */
+void tcp_ep_reset_streams(struct dapl_tep *ep);
+/* A fresh secret for the sink STags of our RDMA Reads (per connection). */
+void tcp_ep_new_salt(struct dapl_tep *ep);
+
+/* ---- tcp_wr.c ------------------------------------------------------------- */
+/* Copies len bytes between buf and wr's segments at offset off (to_sge:
+ * into them); the caller checked off + len <= wr->len. */
+void tcp_sge_copy(struct tcp_wr *wr, uint32_t off, uint8_t *buf,
+		  uint32_t len, bool to_sge);
+/* iov for wr's segments from off for len bytes; returns the count. */
+int tcp_sge_iov(const struct tcp_wr *wr, uint32_t off, uint32_t len,
+		struct iovec *iov);
+/* ep->lock held: wr's completion in cq (signaled, or not a success);
+ * with_imm: a receive an Immediate Data consumed (RECV_RDMA_IMM). */
+void tcp_complete_imm(struct dapl_tep *ep, struct dapl_tcq *cq,
+		      struct tcp_wr *wr, enum dapl_twc_status st,
+		      uint32_t byte_len, bool with_imm, uint32_t imm);
+void tcp_complete(struct dapl_tep *ep, struct dapl_tcq *cq,
+		  struct tcp_wr *wr, enum dapl_twc_status st,
+		  uint32_t byte_len);
+/* ep->lock held: the send queue's done requests complete, oldest first. */
+void tcp_complete_sends(struct dapl_tep *ep);
+/* ep->lock held: complete everything posted as FLUSHED. */
+void tcp_ep_flush_all(struct dapl_tep *ep);
 
 /* ---- tcp_data.c ----------------------------------------------------------- */
 int tcp_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
@@ -528,16 +574,11 @@ int tcp_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
 bool tcp_ep_drive(struct dapl_tep *ep);
 /* ep->lock held: push what waits on the socket. */
 void tcp_ep_flush(struct dapl_tep *ep);
-/* ep->lock held: complete everything posted as FLUSHED. */
-void tcp_ep_flush_all(struct dapl_tep *ep);
 /* ep->lock held: send a Terminate and end the connection. */
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
-void tcp_ep_reset_streams(struct dapl_tep *ep);
 /* ep->lock held: the Sends held for receives are dropped. */
 void tcp_ep_drop_unexpected(struct dapl_tep *ep);
-/* A fresh secret for the sink STags of our RDMA Reads (per connection). */
-void tcp_ep_new_salt(struct dapl_tep *ep);
 
 /* ---- tcp_cq.c ------------------------------------------------------------- */
 int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);

@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -646,4 +647,58 @@ int tcp_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
 		*peer = ep->peer;
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
+}
+
+void tcp_ep_reset_streams(struct dapl_tep *ep)
+{
+	ep->msn_send = ep->msn_read = ep->msn_term = ep->msn_aresp = 0;
+	ep->rx_msn_send = ep->rx_msn_read = ep->rx_msn_term = 1;
+	ep->rx_msn_aresp = 1;
+	ep->rx_write_len = 0;
+	ep->rx_write_open = false;
+	ep->tx_seq = ep->peer_placed = 0;
+	ep->rx_seq = ep->rx_placed = ep->told_placed = 0;
+	ep->reads_out = 0;
+	ep->read_head = ep->sq.head;
+	ep->sq.frame = ep->sq.head;
+	ep->tx_pos = ep->tx_queued = 0;
+	ep->iov_at = ep->iov_n = 0;
+	ep->resp_head = ep->resp_tail = 0;
+	ep->term_queued = ep->term_sent = false;
+	ep->ack_owed = ep->force_ack = false;
+	ep->ack_age = 0;
+	ep->rx_unacked = 0;
+	ep->got_fpdu = ep->hold_tx = false;
+	ep->rtr_write = ep->rtr_pending = false;
+	ep->stalled = false;
+	ep->ext_acks = ep->ext_7306 = ep->remote_error = false;
+	ep->phase = RX_HDR;
+	ep->hdr_have = 0;
+	ep->rbuf_rd = ep->rbuf_wr = 0;
+	ep->rx_big = false;
+	ep->rx_eof = false;
+	ep->dst = DST_NONE;
+	ep->dst_off = 0;
+	ep->in_send = false;
+	ep->deadline_ms = 0;
+}
+
+void tcp_ep_new_salt(struct dapl_tep *ep)
+{
+	struct dapl_tdev *dev = ep->dev;
+
+	/* getrandom() output kept for the next connections: one call for
+	 * TCP_SALTS of them */
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->salts_left &&
+	    getrandom(dev->salts, sizeof(dev->salts), GRND_NONBLOCK) ==
+	    (ssize_t)sizeof(dev->salts))
+		dev->salts_left = TCP_SALTS;
+	if (dev->salts_left) {
+		ep->sink_salt = dev->salts[--dev->salts_left];
+		dev->salts[dev->salts_left] = 0;
+	} else {
+		ep->sink_salt = (uint32_t)(uintptr_t)ep;
+	}
+	pthread_mutex_unlock(&dev->lock);
 }

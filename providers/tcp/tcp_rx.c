@@ -36,16 +36,6 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static struct tcp_wr *qwr(struct tcp_queue *q, uint32_t i)
-{
-	return &q->wr[i % q->depth];
-}
-
-static bool seq_reached(uint32_t have, uint32_t want)
-{
-	return (int32_t)(have - want) >= 0;
-}
-
 static int64_t sge_total(const struct dapl_tsge *sge, int nsge)
 {
 	int64_t t = 0;
@@ -60,178 +50,6 @@ static int64_t sge_total(const struct dapl_tsge *sge, int nsge)
 	return t;
 }
 
-/* Copies len bytes between buf and the request's segments at offset off
- * (to_sge: into them).  The caller checked off + len <= wr->len. */
-static void sge_copy(struct tcp_wr *wr, uint32_t off, uint8_t *buf,
-		     uint32_t len, bool to_sge)
-{
-	int i;
-
-	for (i = 0; i < wr->nsge && len; i++) {
-		uint32_t sl = wr->sge[i].length, n;
-		uint8_t *p;
-
-		if (off >= sl) {
-			off -= sl;
-			continue;
-		}
-		n = sl - off < len ? sl - off : len;
-		p = (uint8_t *)(uintptr_t)wr->sge[i].addr + off;
-		if (to_sge)
-			memcpy(p, buf, n);
-		else
-			memcpy(buf, p, n);
-		buf += n;
-		len -= n;
-		off = 0;
-	}
-}
-
-/* Fills iov with the request's segments from off for len bytes; returns
- * the count. */
-static int sge_iov(const struct tcp_wr *wr, uint32_t off, uint32_t len,
-		   struct iovec *iov)
-{
-	int i, k = 0;
-
-	for (i = 0; i < wr->nsge && len; i++) {
-		uint32_t sl = wr->sge[i].length, n;
-
-		if (off >= sl) {
-			off -= sl;
-			continue;
-		}
-		n = sl - off < len ? sl - off : len;
-		iov[k].iov_base = (uint8_t *)(uintptr_t)wr->sge[i].addr + off;
-		iov[k].iov_len = n;
-		k++;
-		len -= n;
-		off = 0;
-	}
-	return k;
-}
-
-/* Requests that complete when a response comes back (RDMA Reads, and
- * the RFC 7306 atomics): they count against ORD. */
-static bool wants_response(unsigned opcode)
-{
-	return opcode == DAPL_TWC_RDMA_READ || opcode == DAPL_TWC_FETCH_ADD ||
-	       opcode == DAPL_TWC_CMP_SWAP;
-}
-
-/* A completion; a receive that an Immediate Data consumed completes as
- * RECV_RDMA_IMM (with_imm), every other one with imm and flags zero. */
-static void complete_imm(struct dapl_tep *ep, struct dapl_tcq *cq,
-			 struct tcp_wr *wr, enum dapl_twc_status st,
-			 uint32_t byte_len, bool with_imm, uint32_t imm)
-{
-	struct dapl_twc wc;
-
-	if (st == DAPL_TWC_SUCCESS && !wr->signaled)
-		return;
-	wc.context = wr->context;
-	wc.owner = ep->owner;
-	wc.status = st;
-	wc.opcode = with_imm ? DAPL_TWC_RECV_RDMA_IMM
-			     : (enum dapl_twc_opcode)wr->opcode;
-	wc.byte_len = byte_len;
-	wc.vendor_err = 0;
-	wc.imm = with_imm ? imm : 0;
-	wc.flags = with_imm ? DAPL_TWC_WITH_IMM : 0;
-	/* an SRQ receive holds no place in a queue of the ep */
-	tcp_cq_push(cq, &wc, wr == &ep->srq_wr ? NULL :
-		    wr->opcode == DAPL_TWC_RECV ? &ep->rq_unreaped
-						: &ep->sq_unreaped);
-}
-
-static void complete(struct dapl_tep *ep, struct dapl_tcq *cq,
-		     struct tcp_wr *wr, enum dapl_twc_status st,
-		     uint32_t byte_len)
-{
-	complete_imm(ep, cq, wr, st, byte_len, false, 0);
-}
-
-void tcp_ep_reset_streams(struct dapl_tep *ep)
-{
-	ep->msn_send = ep->msn_read = ep->msn_term = ep->msn_aresp = 0;
-	ep->rx_msn_send = ep->rx_msn_read = ep->rx_msn_term = 1;
-	ep->rx_msn_aresp = 1;
-	ep->rx_write_len = 0;
-	ep->rx_write_open = false;
-	ep->tx_seq = ep->peer_placed = 0;
-	ep->rx_seq = ep->rx_placed = ep->told_placed = 0;
-	ep->reads_out = 0;
-	ep->read_head = ep->sq.head;
-	ep->sq.frame = ep->sq.head;
-	ep->tx_pos = ep->tx_queued = 0;
-	ep->iov_at = ep->iov_n = 0;
-	ep->resp_head = ep->resp_tail = 0;
-	ep->term_queued = ep->term_sent = false;
-	ep->ack_owed = ep->force_ack = false;
-	ep->ack_age = 0;
-	ep->rx_unacked = 0;
-	ep->got_fpdu = ep->hold_tx = false;
-	ep->rtr_write = ep->rtr_pending = false;
-	ep->stalled = false;
-	ep->ext_acks = ep->ext_7306 = ep->remote_error = false;
-	ep->phase = RX_HDR;
-	ep->hdr_have = 0;
-	ep->rbuf_rd = ep->rbuf_wr = 0;
-	ep->rx_big = false;
-	ep->rx_eof = false;
-	ep->dst = DST_NONE;
-	ep->dst_off = 0;
-	ep->in_send = false;
-	ep->deadline_ms = 0;
-}
-
-void tcp_ep_new_salt(struct dapl_tep *ep)
-{
-	struct dapl_tdev *dev = ep->dev;
-
-	/* getrandom() output kept for the next connections: one call for
-	 * TCP_SALTS of them */
-	pthread_mutex_lock(&dev->lock);
-	if (!dev->salts_left &&
-	    getrandom(dev->salts, sizeof(dev->salts), GRND_NONBLOCK) ==
-	    (ssize_t)sizeof(dev->salts))
-		dev->salts_left = TCP_SALTS;
-	if (dev->salts_left) {
-		ep->sink_salt = dev->salts[--dev->salts_left];
-		dev->salts[dev->salts_left] = 0;
-	} else {
-		ep->sink_salt = (uint32_t)(uintptr_t)ep;
-	}
-	pthread_mutex_unlock(&dev->lock);
-}
-
-/* ---- completing the send queue ------------------------------------------- */
-
-/* Completes, in posting order, what is done. */
-static void complete_sends(struct dapl_tep *ep)
-{
-	struct tcp_queue *q = &ep->sq;
-
-	while (q->head != q->frame) {
-		struct tcp_wr *wr = qwr(q, q->head);
-
-		if (wr->state != TCP_WR_DONE) {
-			if (wants_response(wr->opcode))
-				break;
-			if (wr->state != TCP_WR_SENT || ep->tx_pos < wr->tx_end)
-				break;
-			if (ep->ext_acks && !seq_reached(ep->peer_placed, wr->seq))
-				break;
-			wr->status = DAPL_TWC_SUCCESS;
-		}
-		complete(ep, ep->scq, wr, (enum dapl_twc_status)wr->status,
-			 wr->len);
-		q->head++;
-	}
-	if (ep->read_head - q->head > q->tail - q->head)
-		ep->read_head = q->head;
-}
-
 void tcp_ep_drop_unexpected(struct dapl_tep *ep)
 {
 	struct tcp_unexpected *u;
@@ -244,49 +62,6 @@ void tcp_ep_drop_unexpected(struct dapl_tep *ep)
 	ep->unexp_link = &ep->unexp_head;
 	ep->unexp_bytes = 0;
 	ep->unexp_count = 0;
-}
-
-void tcp_ep_flush_all(struct dapl_tep *ep)
-{
-	struct tcp_queue *q = &ep->sq;
-
-	/* what was done before the end still completes as it was */
-	while (q->head != q->tail) {
-		struct tcp_wr *wr = qwr(q, q->head);
-		enum dapl_twc_status st = DAPL_TWC_FLUSHED;
-
-		if (wr->state == TCP_WR_DONE)
-			st = (enum dapl_twc_status)wr->status;
-		else if (wr->state == TCP_WR_SENT &&
-			 !wants_response(wr->opcode) &&
-			 ep->tx_pos >= wr->tx_end &&
-			 (!ep->ext_acks || seq_reached(ep->peer_placed, wr->seq)))
-			st = DAPL_TWC_SUCCESS;
-		if (st == DAPL_TWC_SUCCESS && !wr->signaled) {
-			q->head++;
-			continue;
-		}
-		wr->signaled = true;
-		complete(ep, ep->scq, wr, st, wr->len);
-		q->head++;
-	}
-	q->frame = q->head;
-	ep->read_head = q->head;
-	ep->reads_out = 0;
-	q = &ep->rq;
-	while (q->head != q->tail) {
-		complete(ep, ep->rcq, qwr(q, q->head), DAPL_TWC_FLUSHED, 0);
-		q->head++;
-	}
-	if (ep->srq_wr_busy) {
-		complete(ep, ep->rcq, &ep->srq_wr, DAPL_TWC_FLUSHED, 0);
-		ep->srq_wr_busy = false;
-	}
-	tcp_ep_drop_unexpected(ep);
-	ep->resp_head = ep->resp_tail = 0;
-	ep->iov_at = ep->iov_n = 0;
-	ep->dst = DST_NONE;
-	ep->in_send = false;
 }
 
 /* ---- transmit ------------------------------------------------------------- */
@@ -497,7 +272,7 @@ static bool frame_request(struct dapl_tep *ep, int *fpdus)
 		hl = (uint32_t)fpdu_put_tagged(ep->hdrs[*fpdus],
 			DDP_TAGGED_LEN + n, last, RDMAP_WRITE, wr->rkey,
 			wr->raddr + wr->done);
-		k = sge_iov(wr, wr->done, n, iov);
+		k = tcp_sge_iov(wr, wr->done, n, iov);
 		batch_add(ep, *fpdus, hl, iov, k, n, hl - 2 + n);
 		wr->done += n;
 		(*fpdus)++;
@@ -535,7 +310,7 @@ static bool frame_request(struct dapl_tep *ep, int *fpdus)
 			wr->raddr + wr->done);
 		break;
 	}
-	k = sge_iov(wr, wr->done, n, iov);
+	k = tcp_sge_iov(wr, wr->done, n, iov);
 	batch_add(ep, *fpdus, hl, iov, k, n, hl - 2 + n);
 	wr->done += n;
 	(*fpdus)++;
@@ -655,7 +430,7 @@ void tcp_ep_flush(struct dapl_tep *ep)
 		tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ECONNABORTED);
 		return;
 	}
-	complete_sends(ep);
+	tcp_complete_sends(ep);
 }
 
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
@@ -756,7 +531,7 @@ static int post_ex(struct dapl_tep *ep, struct tcp_queue *q,
 	if (ep->state == TCP_EP_DOWN) {
 		/* like a queue pair in the error state: it flushes */
 		if (is_send) {
-			complete_sends(ep);
+			tcp_complete_sends(ep);
 			tcp_ep_flush_all(ep);
 		} else {
 			tcp_ep_flush_all(ep);
@@ -882,11 +657,11 @@ static void recv_done_imm(struct dapl_tep *ep, enum dapl_twc_status st,
 			  uint32_t len, bool with_imm, uint32_t imm)
 {
 	if (ep->srq) {
-		complete_imm(ep, ep->rcq, &ep->srq_wr, st, len, with_imm, imm);
+		tcp_complete_imm(ep, ep->rcq, &ep->srq_wr, st, len, with_imm, imm);
 		ep->srq_wr_busy = false;
 	} else {
-		complete_imm(ep, ep->rcq, qwr(&ep->rq, ep->rq.head), st, len,
-			     with_imm, imm);
+		tcp_complete_imm(ep, ep->rcq, qwr(&ep->rq, ep->rq.head), st, len,
+				 with_imm, imm);
 		ep->rq.head++;
 	}
 }
@@ -937,7 +712,7 @@ static void match_unexpected(struct dapl_tep *ep)
 					 TERM_CODE_TOO_LONG, NULL, 0);
 			return;
 		}
-		sge_copy(wr, 0, u->data, u->len, true);
+		tcp_sge_copy(wr, 0, u->data, u->len, true);
 		recv_done(ep, DAPL_TWC_SUCCESS, u->len);
 		unlink_head(ep);
 		update_placed(ep);
@@ -997,7 +772,7 @@ static void on_terminate(struct dapl_tep *ep)
 		default: break;
 		}
 	}
-	complete_sends(ep);
+	tcp_complete_sends(ep);
 	for (i = q->head; i != q->frame; i++) {
 		struct tcp_wr *wr = qwr(q, i);
 
@@ -1193,7 +968,7 @@ static bool begin_atomic_resp(struct dapl_tep *ep, uint32_t qn, uint32_t msn,
 		return false;
 	}
 	ep->rx_msn_aresp++;
-	sge_copy(wr, 0, (uint8_t *)&orig, sizeof(orig), true);
+	tcp_sge_copy(wr, 0, (uint8_t *)&orig, sizeof(orig), true);
 	wr->state = TCP_WR_DONE;
 	wr->status = DAPL_TWC_SUCCESS;
 	ep->reads_out--;
@@ -1532,12 +1307,12 @@ static bool place(struct dapl_tep *ep, const uint8_t *src, uint32_t n)
 		break;
 	}
 	case DST_RECV:
-		sge_copy(ep->dst_wr, ep->dst_off + ep->data_done, (uint8_t *)src,
-			 n, true);
+		tcp_sge_copy(ep->dst_wr, ep->dst_off + ep->data_done, (uint8_t *)src,
+			     n, true);
 		break;
 	case DST_READ:
-		sge_copy(ep->dst_wr, ep->dst_wr->done + ep->data_done,
-			 (uint8_t *)src, n, true);
+		tcp_sge_copy(ep->dst_wr, ep->dst_wr->done + ep->data_done,
+			     (uint8_t *)src, n, true);
 		break;
 	case DST_UNEXP: {
 		struct tcp_unexpected *u = ep->unexp_tail;
@@ -1574,11 +1349,11 @@ static ssize_t place_direct(struct dapl_tep *ep, bool *drained)
 		k = 1;
 		break;
 	case DST_RECV:
-		k = sge_iov(ep->dst_wr, ep->dst_off + ep->data_done, want, iov);
+		k = tcp_sge_iov(ep->dst_wr, ep->dst_off + ep->data_done, want, iov);
 		break;
 	case DST_READ:
-		k = sge_iov(ep->dst_wr, ep->dst_wr->done + ep->data_done, want,
-			    iov);
+		k = tcp_sge_iov(ep->dst_wr, ep->dst_wr->done + ep->data_done, want,
+				iov);
 		break;
 	case DST_UNEXP:
 		iov[0].iov_base = ep->unexp_tail->data + ep->unexp_tail->len +
@@ -1743,7 +1518,7 @@ static void adopt_partial(struct dapl_tep *ep)
 				 TERM_CODE_TOO_LONG, NULL, 0);
 		return;
 	}
-	sge_copy(wr, 0, u->data, u->len, true);
+	tcp_sge_copy(wr, 0, u->data, u->len, true);
 	unlink_head(ep);
 	ep->send_to_unexp = false;
 }

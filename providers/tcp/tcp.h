@@ -550,7 +550,7 @@ void tcp_complete_sends(struct dapl_tep *ep);
 /* ep->lock held: complete everything posted as FLUSHED. */
 void tcp_ep_flush_all(struct dapl_tep *ep);
 
-/* ---- tcp_data.c ----------------------------------------------------------- */
+/* ---- tcp_tx.c ------------------------------------------------------------- */
 int tcp_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
 		  uint64_t context, unsigned flags);
 int tcp_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
@@ -569,14 +569,18 @@ int tcp_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
 		    const struct dapl_tsge *result, uint64_t raddr,
 		    uint32_t rkey, uint64_t add_or_compare, uint64_t swap,
 		    uint64_t context, unsigned flags);
-/* ep->lock held: read and place what arrived, write what waits.  Returns
- * false when the connection ended while driving. */
-bool tcp_ep_drive(struct dapl_tep *ep);
 /* ep->lock held: push what waits on the socket. */
 void tcp_ep_flush(struct dapl_tep *ep);
+/* Something for tcp_ep_flush to frame or push. */
+bool tcp_tx_pending(const struct dapl_tep *ep);
 /* ep->lock held: send a Terminate and end the connection. */
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
+
+/* ---- tcp_rx.c ------------------------------------------------------------- */
+/* ep->lock held: read and place what arrived, write what waits.  Returns
+ * false when the connection ended while driving. */
+bool tcp_ep_drive(struct dapl_tep *ep);
 /* ep->lock held: the Sends held for receives are dropped. */
 void tcp_ep_drop_unexpected(struct dapl_tep *ep);
 

@@ -524,6 +524,9 @@ void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
 void tcp_ep_handshake(struct dapl_tep *ep);
 /* ep->lock held: the socket carries FPDUs from now on. */
 void tcp_ep_go_connected(struct dapl_tep *ep);
+/* ep->lock held: read and place what arrived, write what waits.  Returns
+ * false when the connection ended while driving. */
+bool tcp_ep_drive(struct dapl_tep *ep);
 /* Both directions' stream state back to that of a new connection. */
 void tcp_ep_reset_streams(struct dapl_tep *ep);
 /* A fresh secret for the sink STags of our RDMA Reads (per connection). */
@@ -578,9 +581,9 @@ void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
 
 /* ---- tcp_rx.c ------------------------------------------------------------- */
-/* ep->lock held: read and place what arrived, write what waits.  Returns
- * false when the connection ended while driving. */
-bool tcp_ep_drive(struct dapl_tep *ep);
+/* ep->lock held: read and place what arrived (and send the acks a long
+ * stream owes on the way).  false when the connection ended. */
+bool tcp_rx_drive(struct dapl_tep *ep);
 /* ep->lock held: the Sends held for receives are dropped. */
 void tcp_ep_drop_unexpected(struct dapl_tep *ep);
 

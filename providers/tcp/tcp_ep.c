@@ -702,3 +702,30 @@ void tcp_ep_new_salt(struct dapl_tep *ep)
 	}
 	pthread_mutex_unlock(&dev->lock);
 }
+
+/* One drive of the endpoint, in the protocol's order: the handshake
+ * until it is over, then what arrived (tcp_rx.c), then what
+ * waits to go (tcp_tx.c). */
+bool tcp_ep_drive(struct dapl_tep *ep)
+{
+	uint64_t before;
+
+	if (ep->state == TCP_EP_CONNECTING || ep->state == TCP_EP_MPA_REQ) {
+		tcp_ep_handshake(ep);
+		return ep->state != TCP_EP_DOWN;
+	}
+	if (ep->state != TCP_EP_CONNECTED && ep->state != TCP_EP_ACCEPTING)
+		return false;
+	/* an ack the consumer had two drives to carry on a reply of its
+	 * own goes out bare */
+	if (ep->ack_owed && ++ep->ack_age >= 2)
+		ep->force_ack = true;
+	before = ep->rx_bytes;
+	if (!tcp_rx_drive(ep))
+		return false;
+	/* nothing read and nothing to send: nothing can complete either
+	 * (what completes a request comes in, or goes out) */
+	if (ep->rx_bytes != before || tcp_tx_pending(ep))
+		tcp_ep_flush(ep);
+	return ep->state == TCP_EP_CONNECTED || ep->state == TCP_EP_ACCEPTING;
+}

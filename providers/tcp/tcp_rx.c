@@ -956,7 +956,7 @@ static void adopt_partial(struct dapl_tep *ep)
  * peer that floods must not keep the lock (and the thread that drives,
  * maybe the progress thread every connection needs) to itself; the
  * socket, still readable, brings a driver back. */
-static bool rx_drive(struct dapl_tep *ep)
+bool tcp_rx_drive(struct dapl_tep *ep)
 {
 	bool drained = false;
 	unsigned fpdus = 0;
@@ -1100,28 +1100,4 @@ static bool rx_drive(struct dapl_tep *ep)
 			break;
 		}
 	}
-}
-
-bool tcp_ep_drive(struct dapl_tep *ep)
-{
-	uint64_t before;
-
-	if (ep->state == TCP_EP_CONNECTING || ep->state == TCP_EP_MPA_REQ) {
-		tcp_ep_handshake(ep);
-		return ep->state != TCP_EP_DOWN;
-	}
-	if (ep->state != TCP_EP_CONNECTED && ep->state != TCP_EP_ACCEPTING)
-		return false;
-	/* an ack the consumer had two drives to carry on a reply of its
-	 * own goes out bare */
-	if (ep->ack_owed && ++ep->ack_age >= 2)
-		ep->force_ack = true;
-	before = ep->rx_bytes;
-	if (!rx_drive(ep))
-		return false;
-	/* nothing read and nothing to send: nothing can complete either
-	 * (what completes a request comes in, or goes out) */
-	if (ep->rx_bytes != before || tcp_tx_pending(ep))
-		tcp_ep_flush(ep);
-	return ep->state == TCP_EP_CONNECTED || ep->state == TCP_EP_ACCEPTING;
 }

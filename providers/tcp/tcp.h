@@ -501,6 +501,8 @@ void tcp_dev_need_tick(struct dapl_tdev *dev);
 void tcp_dev_watch(struct dapl_tep *ep);
 void tcp_dev_unwatch(struct dapl_tep *ep);
 void tcp_conn_free(struct dapl_tconn *c);
+/* Detaches conn for accept/reject; false if it is not (or no more) ours. */
+bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
 
 /* ---- tcp_ep.c ------------------------------------------------------------- */
 int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
@@ -508,22 +510,14 @@ int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
 		  const struct dapl_tep_attr *attr, struct dapl_tep **ep);
 int tcp_ep_destroy(struct dapl_tep *ep);
 int tcp_ep_reset(struct dapl_tep *ep);
-int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
-		uint16_t port, const void *pdata, size_t len, uint16_t ird,
-		uint16_t ord);
-int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
-	       const void *pdata, size_t len, uint16_t ird, uint16_t ord);
-int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
 int tcp_disconnect(struct dapl_tep *ep);
 int tcp_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
 		 struct sockaddr_storage *peer);
 /* ep->lock held: the connection is over (status: why, for the event). */
 void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
 		 int status);
-/* ep->lock held: handshake progress on the active side and the RTR. */
-void tcp_ep_handshake(struct dapl_tep *ep);
-/* ep->lock held: the socket carries FPDUs from now on. */
-void tcp_ep_go_connected(struct dapl_tep *ep);
+/* ep->lock held: the socket leaves the progress epoll and closes. */
+void tcp_ep_drop_socket(struct dapl_tep *ep);
 /* ep->lock held: read and place what arrived, write what waits.  Returns
  * false when the connection ended while driving. */
 bool tcp_ep_drive(struct dapl_tep *ep);
@@ -531,6 +525,23 @@ bool tcp_ep_drive(struct dapl_tep *ep);
 void tcp_ep_reset_streams(struct dapl_tep *ep);
 /* A fresh secret for the sink STags of our RDMA Reads (per connection). */
 void tcp_ep_new_salt(struct dapl_tep *ep);
+
+/* ---- tcp_mpa.c ------------------------------------------------------------ */
+int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
+		uint16_t port, const void *pdata, size_t len, uint16_t ird,
+		uint16_t ord);
+int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
+	       const void *pdata, size_t len, uint16_t ird, uint16_t ord);
+int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
+/* ep->lock held: handshake progress on the active side and the RTR. */
+void tcp_ep_handshake(struct dapl_tep *ep);
+/* ep->lock held: the socket carries FPDUs from now on. */
+void tcp_ep_go_connected(struct dapl_tep *ep);
+/* ep->lock held: the responder's RTR came (tcp_rx.c): ESTABLISHED. */
+void tcp_ep_become_connected(struct dapl_tep *ep);
+/* dev->lock held: reads more of an accepted connection's MPA request.
+ * 1 when it is complete and acceptable, 0 for more to come, -1 to drop. */
+int tcp_conn_read(struct dapl_tconn *c);
 
 /* ---- tcp_wr.c ------------------------------------------------------------- */
 /* Copies len bytes between buf and wr's segments at offset off (to_sge:

@@ -360,8 +360,8 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	return 0;
 }
 
-/* As drop_socket (tcp_ep.c): out of the epoll set and shut down before
- * the close, so the FIN does not wait for a poller's reference. */
+/* As tcp_ep_drop_socket: out of the epoll set and shut down before the
+ * close, so the FIN does not wait for a poller's reference. */
 void tcp_conn_free(struct dapl_tconn *c)
 {
 	if (c->fd >= 0) {
@@ -737,7 +737,7 @@ void tcp_unlisten(struct dapl_tlisten *l)
 
 	pthread_mutex_lock(&dev->lock);
 	/* later connects are refused by the kernel: out of the set and
-	 * shut down first, or a poller's reference (drop_socket, tcp_ep.c)
+	 * shut down first, or a poller's reference (tcp_ep_drop_socket)
 	 * could keep it listening after the close */
 	(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
 	(void)shutdown(l->fd, SHUT_RDWR);
@@ -759,7 +759,6 @@ void tcp_unlisten(struct dapl_tlisten *l)
 }
 
 /* Detaches conn for accept/reject; false if it is not (or no more) ours. */
-bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
 bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
 {
 	struct dapl_tconn *c;
@@ -772,8 +771,6 @@ bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
 	pthread_mutex_unlock(&dev->lock);
 	return c != NULL;
 }
-
-static int conn_read(struct dapl_tconn *c);
 
 /* dev->lock held: accept4 failed for want of fds (EMFILE, ENFILE) or
  * memory (ENOBUFS, ENOMEM), or for a reason we do not know.  The listener,
@@ -882,7 +879,7 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 		/* the request has often come with the connection: read it
 		 * now; only a request still to come makes it half-open, with
 		 * a place in the epoll set, the bounds and the timer */
-		r = conn_read(c);
+		r = tcp_conn_read(c);
 		if (r < 0) {
 			tcp_conn_free(c);
 			continue;
@@ -909,81 +906,6 @@ static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 		 * next, and the common case saves an accept4 that fails */
 		return;
 	}
-}
-
-/* A reply with the reject bit and no private data of the consumer's:
- * what an MPA request we cannot take gets (markers, CRC). */
-static void conn_refuse(struct dapl_tconn *c)
-{
-	uint8_t f[MPA_HDR_LEN + MPA_V2_LEN];
-	size_t len = MPA_HDR_LEN;
-	uint32_t bits = MPA_FLAG_REJECT | 1;
-
-	if (c->v2) {
-		bits = MPA_FLAG_REJECT | MPA_FLAG_ENHANCED | 2;
-		put16(f + MPA_HDR_LEN, 0);
-		put16(f + MPA_HDR_LEN + 2, 0);
-		len += MPA_V2_LEN;
-	}
-	mpa_put_hdr(f, false, bits, (uint32_t)(len - MPA_HDR_LEN));
-	if (send(c->fd, f, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		len = 0;
-}
-
-/* dev->lock held: reads more of a passive handshake.  Returns 1 when the
- * request is complete and acceptable, 0 for more to come, -1 to drop. */
-static int conn_read(struct dapl_tconn *c)
-{
-	uint32_t want;
-	ssize_t n;
-
-	/* as much as the buffer takes: the request in one read, and what
-	 * came behind it (an initiator that did not wait for the reply)
-	 * is kept for the endpoint (tcp_accept) */
-	for (;;) {
-		want = MPA_HDR_LEN;
-		if (c->have >= MPA_HDR_LEN) {
-			if (!mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
-				return -1;   /* not an MPA request: a stranger */
-			want += c->pd_len;
-		}
-		if (c->have >= want)
-			break;
-		n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have,
-			 MSG_DONTWAIT);
-		if (n == 0)
-			return -1;
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -1;
-		c->have += (uint32_t)n;
-	}
-	if ((c->bits & MPA_REV_MASK) != 1 && (c->bits & MPA_REV_MASK) != 2)
-		return -1;
-	c->v2 = (c->bits & MPA_REV_MASK) == 2 &&
-		(c->bits & MPA_FLAG_ENHANCED) && c->pd_len >= MPA_V2_LEN;
-	if (c->v2) {
-		c->peer_ird = (uint16_t)get16(c->buf + MPA_HDR_LEN);
-		c->peer_ord = (uint16_t)get16(c->buf + MPA_HDR_LEN + 2);
-	}
-	/* markers and CRC we do not do; a reject bit has no place in a
-	 * request */
-	if (c->bits & (MPA_FLAG_MARKERS | MPA_FLAG_CRC | MPA_FLAG_REJECT)) {
-		conn_refuse(c);
-		return -1;
-	}
-	{
-		const uint8_t *end = c->buf + MPA_HDR_LEN + c->pd_len;
-		uint32_t start = c->v2 ? MPA_V2_LEN : 0;
-
-		if (c->pd_len >= start + TCP_EXT_LEN &&
-		    get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
-		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
-			c->ext_acks = true;
-			c->ext_early = (get16(end - 2) & TCP_EXT_F_EARLY) != 0;
-			c->ext_7306 = (get16(end - 2) & TCP_EXT_F_RFC7306) != 0;
-		}
-	}
-	return 1;
 }
 
 /* ---- the event pump ------------------------------------------------------- */
@@ -1273,7 +1195,7 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		case TAG_CONN:
 			if (conn_known(dev, p)) {
 				struct dapl_tconn *c = p;
-				int r = c->reported ? 0 : conn_read(c);
+				int r = c->reported ? 0 : tcp_conn_read(c);
 
 				if (r < 0) {
 					conn_unlink(dev, c);

@@ -402,17 +402,6 @@ static bool begin_atomic_resp(struct dapl_tep *ep, uint32_t qn, uint32_t msn,
 	return true;
 }
 
-static void become_connected(struct dapl_tep *ep)
-{
-	struct dapl_tdev *dev = ep->dev;
-
-	tcp_ep_go_connected(ep);
-	pthread_mutex_lock(&dev->lock);
-	dapl_conn_events_queue(&dev->connq, &ep->cev, DAPL_TCM_ESTABLISHED, 0,
-			       NULL, 0);
-	pthread_mutex_unlock(&dev->lock);
-}
-
 /* The header of an FPDU is in: check it and decide where its data goes.
  * false when the connection ended. */
 static bool begin_fpdu(struct dapl_tep *ep)
@@ -437,7 +426,7 @@ static bool begin_fpdu(struct dapl_tep *ep)
 			return false;
 		}
 		ep->rtr_pending = false;
-		become_connected(ep);
+		tcp_ep_become_connected(ep);
 	}
 	if (!ep->got_fpdu) {
 		ep->got_fpdu = true;

@@ -478,6 +478,14 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* ---- tcp_dev.c ------------------------------------------------------------ */
+/* What a progress epoll entry is: a tag in the low bits of its pointer. */
+enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
+       TAG_CONNQ = 5 };
+#define TAG_MASK 7u
+uint64_t tagged(const void *p, unsigned tag);
+int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/* dev->lock held: the timer runs (on) or stops. */
+void timer_set(struct dapl_tdev *dev, bool on);
 int tcp_dev_open(const char *ia_params, struct dapl_tdev **dev, char *why,
 		 size_t whylen);
 int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);
@@ -485,8 +493,6 @@ void tcp_dev_close(struct dapl_tdev *dev);
 int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
-int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
-void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);
 /* The event a failed socket call on a connected endpoint ends it with:
  * CONN_ERROR (BROKEN) when the path to the peer failed or the peer went
@@ -501,8 +507,18 @@ void tcp_dev_need_tick(struct dapl_tdev *dev);
 void tcp_dev_watch(struct dapl_tep *ep);
 void tcp_dev_unwatch(struct dapl_tep *ep);
 void tcp_conn_free(struct dapl_tconn *c);
+
+/* ---- tcp_listen.c --------------------------------------------------------- */
+int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
+void tcp_unlisten(struct dapl_tlisten *l);
 /* Detaches conn for accept/reject; false if it is not (or no more) ours. */
 bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
+/* dev->lock held: takes a connection l's socket has for us (one a call). */
+void tcp_accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l);
+/* dev->lock held: a conn leaves the lists (accepted, rejected, dropped). */
+void tcp_conn_unlink(struct dapl_tdev *dev, struct dapl_tconn *c);
+/* dev->lock held: c is half-open no more (its request is in, or it goes). */
+void tcp_ho_remove(struct dapl_tdev *dev, struct dapl_tconn *c);
 
 /* ---- tcp_ep.c ------------------------------------------------------------- */
 int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,

@@ -32,29 +32,13 @@
 
 static void send_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
 
-/* ---- the MPA private data: RFC 6581 parameters, the libdat trailer ---------- */
-
-
-static void put_v2(uint8_t *p, uint16_t ird, uint16_t ord, uint32_t ird_flags,
-		   uint32_t ord_flags)
-{
-	put16(p, (ird & MPA_V2_LIMIT_MASK) | ird_flags);
-	put16(p + 2, (ord & MPA_V2_LIMIT_MASK) | ord_flags);
-}
-
-static void put_ext(uint8_t *p, uint32_t flags)
-{
-	put32(p, TCP_EXT_MAGIC);
-	put16(p + 4, TCP_EXT_VERSION);
-	put16(p + 6, flags);
-}
-
+/* An IRD or ORD we offer, within the 14 bits RFC 6581 has for it. */
 static uint16_t clamp_limit(uint16_t v)
 {
 	return v > MPA_V2_LIMIT_MASK ? MPA_V2_LIMIT_MASK : v;
 }
-/* ---- active side ---------------------------------------------------------- */
 
+/* ---- active side ---------------------------------------------------------- */
 
 /* A connection comes from the IA's address (dapl_tcp(7)), not from the
  * one the route to the peer would pick on a host with several: bound
@@ -127,12 +111,12 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 	/* the request: v2 parameters, the core's bytes, our trailer */
 	pd = MPA_V2_LEN + len + TCP_EXT_LEN;
 	mpa_put_hdr(ep->hs_buf, true, MPA_FLAG_ENHANCED | 2, (uint32_t)pd);
-	put_v2(ep->hs_buf + MPA_HDR_LEN, clamp_limit(ird), clamp_limit(ord),
-	       MPA_V2_P2P, MPA_V2_WRITE_RTR);
+	mpa_put_v2(ep->hs_buf + MPA_HDR_LEN, clamp_limit(ird), clamp_limit(ord),
+		   MPA_V2_P2P, MPA_V2_WRITE_RTR);
 	if (len)
 		memcpy(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN, pdata, len);
-	put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len,
-		TCP_EXT_F_ACKS | TCP_EXT_F_EARLY | TCP_EXT_F_RFC7306);
+	mpa_put_ext(ep->hs_buf + MPA_HDR_LEN + MPA_V2_LEN + len,
+		    TCP_EXT_F_ACKS | TCP_EXT_F_EARLY | TCP_EXT_F_RFC7306);
 	ep->handshake_len = (uint32_t)(MPA_HDR_LEN + pd);
 	ep->handshake_done = 0;
 	ep->state = TCP_EP_CONNECTING;
@@ -438,17 +422,17 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	mpa_put_hdr(f, false, conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1,
 		    (uint32_t)pd);
 	if (conn->v2) {
-		put_v2(f + off, clamp_limit(ird), clamp_limit(ord), ird_flags,
-		       ord_flags);
+		mpa_put_v2(f + off, clamp_limit(ird), clamp_limit(ord), ird_flags,
+			   ord_flags);
 		off += MPA_V2_LEN;
 	}
 	if (len)
 		memcpy(f + off, pdata, len);
 	off += len;
 	if (ep->ext_acks) {
-		put_ext(f + off, TCP_EXT_F_ACKS |
-			(conn->ext_early ? TCP_EXT_F_EARLY : 0) |
-			(ep->ext_7306 ? TCP_EXT_F_RFC7306 : 0));
+		mpa_put_ext(f + off, TCP_EXT_F_ACKS |
+			    (conn->ext_early ? TCP_EXT_F_EARLY : 0) |
+			    (ep->ext_7306 ? TCP_EXT_F_RFC7306 : 0));
 		off += TCP_EXT_LEN;
 	}
 	free(conn);
@@ -491,7 +475,7 @@ static void send_reject(struct dapl_tconn *conn, const void *pdata, size_t len)
 		    (conn->v2 ? (MPA_FLAG_ENHANCED | 2) : 1),
 		    (uint32_t)(len + (conn->v2 ? MPA_V2_LEN : 0)));
 	if (conn->v2) {
-		put_v2(f + off, 0, 0, 0, 0);
+		mpa_put_v2(f + off, 0, 0, 0, 0);
 		off += MPA_V2_LEN;
 	}
 	if (len)

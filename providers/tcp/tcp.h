@@ -1,6 +1,26 @@
 /* The native TCP transport: iWARP (MPA/DDP/RDMAP, tcp_wire.h) over kernel
  * TCP sockets, with every check on what a peer may touch made here.
  *
+ * Files, split the way the protocol is layered, so that one direction is
+ * read in one file:
+ *   tcp_wire.h    the wire codec: MPA, DDP and RDMAP headers built and
+ *                 read, no I/O
+ *   tcp_mpa.c     the MPA handshake: connect, request, reply and RTR,
+ *                 accept and reject, an accepted connection's request
+ *   tcp_rx.c      receive: FPDUs read, checked and placed, Read and
+ *                 Atomic Requests answered (queued for tcp_tx.c), Sends
+ *                 held for receives, the peer's acks
+ *   tcp_tx.c      transmit: posts, framing, batching into sendmsg, our
+ *                 acks and Terminates
+ *   tcp_wr.c      what both directions share of a request: its segments,
+ *                 its completion
+ *   tcp_ep.c      an endpoint's life, and tcp_ep_drive: the handshake,
+ *                 then receive, then transmit
+ *   tcp_listen.c  listeners, accept4, the half-open bounds
+ *   tcp_dev.c     the device, the progress epoll and its tick,
+ *                 cm_get_event
+ *   tcp_cq.c, tcp_srq.c, tcp_mem.c   CQs, SRQs, PDs/STags/windows
+ *
  * Design:
  *  - One socket per connected endpoint, non-blocking.  Everything about an
  *    endpoint's data path (its queues, its transmit and receive state,
@@ -346,7 +366,7 @@ struct dapl_tconn {
 	struct dapl_tconn *next;        /* dev->conns */
 	/* Half-open: accepted, its request not in yet (dev->lock).  Such a
 	 * conn is on two lists, oldest first: the device's and its source
-	 * address's; the bounds evict from their heads (tcp_dev.c). */
+	 * address's; the bounds evict from their heads (tcp_listen.c). */
 	bool half_open;
 	struct tcp_src *src;
 	struct dapl_tconn *ho_prev, *ho_next;     /* dev->ho_oldest... */

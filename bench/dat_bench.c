@@ -1537,6 +1537,7 @@ static double run_window(struct bench_conn *c, int client, size_t size)
 
 struct handoff {
 	int to, back;           /* eventfds: to the partner, back from it */
+	int cpu;                /* the partner's CPU, -1: the caller's pinning */
 };
 
 static void *handoff_partner(void *p)
@@ -1544,6 +1545,14 @@ static void *handoff_partner(void *p)
 	struct handoff *h = p;
 	uint64_t v = 0;
 
+	if (h->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(h->cpu, &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			bench_die(BENCH_EXIT_FAIL, "hand-off: cannot pin to CPU %d", h->cpu);
+	}
 	for (;;) {
 		if (read(h->to, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			bench_die(BENCH_EXIT_FAIL, "hand-off: read: %s", strerror(errno));
@@ -1558,10 +1567,14 @@ static void *handoff_partner(void *p)
  * woken back the same way: what a transport in user space costs at the
  * least to hand data from the thread that reads the socket to the one that
  * waits for it.  Rounds as for write_poll, in this (the client) process,
- * with its pinning; the half round trip: microseconds per hand-off. */
-static double handoff_run(void)
+ * with its pinning; the half round trip: microseconds per hand-off.
+ * partner_cpu >= 0: the partner runs on that CPU (the server's), so each
+ * wakeup crosses CPUs, as the wakeup of a target's progress thread by data
+ * the peer's CPU processed does (loopback TCP is processed in the
+ * sender's context). */
+static double handoff_run(int partner_cpu)
 {
-	struct handoff h = { eventfd(0, 0), eventfd(0, 0) };
+	struct handoff h = { eventfd(0, 0), eventfd(0, 0), partner_cpu };
 	struct rounds r = { .warm = -1 };
 	uint64_t v = 1;
 	pthread_t tid;
@@ -1683,8 +1696,10 @@ static double results[NPAT][2][MAX_SIZES][MAX_STACKS][MAX_REPS];
 static double res_p99[NPAT][MAX_SIZES][MAX_STACKS][MAX_REPS];
 static long res_slow[NPAT][MAX_SIZES][MAX_STACKS][MAX_REPS];
 static long res_n[NPAT][MAX_SIZES][MAX_STACKS][MAX_REPS];
-/* the hand-off baseline, once per repetition: median and p99, us */
+/* the hand-off baseline, once per repetition: median and p99, us; and
+ * the same across CPUs (partner on the server's CPU; only when pinned) */
 static double handoff_us[MAX_REPS], handoff_p99[MAX_REPS];
+static double xhandoff_us[MAX_REPS], xhandoff_p99[MAX_REPS];
 
 /* CPU time used on the whole machine, from /proc/stat: busy and total
  * jiffies.  Returns 0 when it cannot tell. */
@@ -1779,9 +1794,13 @@ static void run_all(struct bench_conn *conns[MAX_STACKS], int client)
 					quiet_wait();
 				current_test = "hand-off";
 				alarm(STUCK_S);
-				handoff_us[rep] = handoff_run();
-				alarm(0);
+				handoff_us[rep] = handoff_run(-1);
 				handoff_p99[rep] = rstat.p99;
+				if (opt.cpu[0] >= 0 && opt.cpu[0] != opt.cpu[1]) {
+					xhandoff_us[rep] = handoff_run(opt.cpu[0]);
+					xhandoff_p99[rep] = rstat.p99;
+				}
+				alarm(0);
 			}
 			for (w = 0; w < 2; w++) {
 				if (!pat_wait(pat, w))
@@ -2427,6 +2446,11 @@ static void print_rounds_kv(struct bench_conn *conns[MAX_STACKS], int pat, int s
 	for (rep = 0; rep < opt.reps; rep++)
 		tmp[rep] = handoff_us[rep];
 	printf(" handoff_us=%.4g", median(tmp, opt.reps));
+	if (opt.cpu[0] >= 0 && opt.cpu[0] != opt.cpu[1]) {
+		for (rep = 0; rep < opt.reps; rep++)
+			tmp[rep] = xhandoff_us[rep];
+		printf(" xhandoff_us=%.4g", median(tmp, opt.reps));
+	}
 	if (sock >= 0)
 		printf(" base_us=%.4g", round_base(med[sock]));
 }
@@ -2437,9 +2461,10 @@ static void print_rounds_kv(struct bench_conn *conns[MAX_STACKS], int pat, int s
  * hand-off. */
 static void report_rounds(struct bench_conn *conns[MAX_STACKS])
 {
-	double med[MAX_STACKS], tmp[MAX_REPS], p99, base = NAN;
+	double med[MAX_STACKS], tmp[MAX_REPS], p99, base = NAN, xbase = NAN, xhand = NAN;
 	char a[32], b[32], c[40], d[16];
 	int pat, si, st, rep, sock = -1;
+	int cross = opt.cpu[0] >= 0 && opt.cpu[0] != opt.cpu[1];
 	long slow, n;
 
 	for (st = 0; st < nstacks; st++)
@@ -2452,12 +2477,26 @@ static void report_rounds(struct bench_conn *conns[MAX_STACKS])
 		tmp[rep] = handoff_p99[rep];
 	printf("\nhand-off (two threads of the client, eventfd, blocking read): "
 	       "%.2f us median, %.2f us p99 (half round trip)\n", p99, median(tmp, opt.reps));
+	if (cross) {
+		for (rep = 0; rep < opt.reps; rep++)
+			tmp[rep] = xhandoff_us[rep];
+		p99 = median(tmp, opt.reps);
+		xhand = p99;
+		for (rep = 0; rep < opt.reps; rep++)
+			tmp[rep] = xhandoff_p99[rep];
+		printf("hand-off across CPUs (the same, the partner on the server's CPU %d): "
+		       "%.2f us median, %.2f us p99 -- what waking a target's thread costs when "
+		       "the peer's data is processed on the peer's CPU (loopback)\n",
+		       opt.cpu[0], p99, median(tmp, opt.reps));
+	}
 	printf("write_poll: half round trip; read_*, write_*: per operation (a whole round "
 	       "trip); >1ms: rounds whose whole round trip took over 1 ms\n");
 	printf("base: sockets (the send/recv ping-pong, the same measure) + one hand-off; "
 	       "steps: \"none\" when fewer than 1 round in 10,000 took over 1 ms\n");
-	printf("\n%-10s %8s %-16s %11s %11s %16s %6s %9s\n", "pattern", "size", "stack",
-	       "median", "p99", ">1ms/rounds", "steps", "/base");
+	if (cross)
+		printf("xbase: sockets + one hand-off across CPUs\n");
+	printf("\n%-10s %8s %-16s %11s %11s %16s %6s %9s%s\n", "pattern", "size", "stack",
+	       "median", "p99", ">1ms/rounds", "steps", "/base", cross ? "    /xbase" : "");
 	for (pat = 0; pat < NPAT; pat++) {
 		if (!opt.pats[pat] || !is_round(pat))
 			continue;
@@ -2465,9 +2504,13 @@ static void report_rounds(struct bench_conn *conns[MAX_STACKS])
 			if (!opt.size_on[pat][si])
 				continue;
 			row_medians(conns, pat, BENCH_POLL, si, med);
-			if (sock >= 0)
+			if (sock >= 0) {
 				base = round_base(med[sock]);
+				xbase = med[sock] + xhand;
+			}
 			for (st = 0; st < nstacks; st++) {
+				char e[16];
+
 				if (!supports(conns[st], pat))
 					continue;
 				round_row(pat, si, st, &p99, &slow, &n);
@@ -2475,15 +2518,24 @@ static void report_rounds(struct bench_conn *conns[MAX_STACKS])
 				fmt_val(b, sizeof(b), p99, "us");
 				snprintf(c, sizeof(c), "%ld/%ld", slow, n);
 				snprintf(d, sizeof(d), "%.2f", med[st] / base);
-				printf("%-10s %8zu %-16s %11s %11s %16s %6s %9s\n", pat_name[pat],
+				snprintf(e, sizeof(e), "%.2f", med[st] / xbase);
+				printf("%-10s %8zu %-16s %11s %11s %16s %6s %9s", pat_name[pat],
 				       opt.sizes[si], stacks[st].label, a, b, c,
 				       slow * 10000 < n ? "none" : "yes",
 				       isnan(base) || st == sock ? "-" : d);
+				if (cross)
+					printf(" %9s", isnan(xbase) || st == sock ? "-" : e);
+				printf("\n");
 			}
 			if (sock >= 0) {
 				fmt_val(a, sizeof(a), base, "us");
-				printf("%-10s %8zu %-16s %11s\n", pat_name[pat], opt.sizes[si],
+				printf("%-10s %8zu %-16s %11s", pat_name[pat], opt.sizes[si],
 				       "base", a);
+				if (cross) {
+					fmt_val(a, sizeof(a), xbase, "us");
+					printf(" %11s (xbase)", a);
+				}
+				printf("\n");
 			}
 		}
 	}

@@ -4,9 +4,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +15,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "ia_params.h"
 #include "ofi.h"
 
 #define OFI_API_VERSION FI_VERSION(1, 17)
@@ -118,130 +116,18 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf,
 		snprintf(buf, len, "?");
 }
 
-/* tcp's fi_getinfo takes any address; a listener would fail later. */
-static int check_local(const struct sockaddr_storage *ss, const char *where,
-		       char *why, size_t whylen)
-{
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int ret = 0;
-
-	if (fd < 0 && ss->ss_family == AF_INET6 && errno == EAFNOSUPPORT) {
-		say(why, whylen, "%s is an IPv6 address, and this host has no "
-		    "IPv6", where);
-		return -EAFNOSUPPORT;
-	}
-	if (fd < 0)
-		return 0;       /* cannot tell; libfabric will say */
-	if (bind(fd, (const struct sockaddr *)ss,
-		 (socklen_t)ofi_sa_len(ss->ss_family))) {
-		ret = -errno;
-		say(why, whylen, "%s is not an address of this host (%s)",
-		    where, strerror(errno));
-	}
-	close(fd);
-	return ret;
-}
-
-/* An IPv6 address in text (a link-local one with its zone,
- * "fe80::1%eth0"), into *ss. */
-static bool parse_ipv6(const char *text, struct sockaddr_storage *ss)
-{
-	struct addrinfo hints, *res = NULL;
-	bool ok;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_INET6;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST;
-	if (getaddrinfo(text, NULL, &hints, &res) || !res)
-		return false;
-	ok = ofi_sa_copy(ss, res->ai_addr, res->ai_addrlen) &&
-	     ss->ss_family == AF_INET6;
-	freeaddrinfo(res);
-	ofi_sa_set_port(ss, 0);
-	return ok;
-}
-
-/* "<provider> <IPv4 address | IPv6 address | netdev>"; a netdev gives
- * its IPv4 address. */
-static int parse_params(const char *params, char *prov, size_t provlen,
-			struct sockaddr_storage *ss, char *why, size_t whylen)
-{
-	char buf[256], *save = NULL, *p, *where, *extra;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct ifaddrs *ifs, *ifa;
-	bool seen = false;
-
-	if (!params || strlen(params) >= sizeof(buf))
-		goto syntax;
-	strcpy(buf, params);
-	p = strtok_r(buf, " \t", &save);
-	where = p ? strtok_r(NULL, " \t", &save) : NULL;
-	extra = where ? strtok_r(NULL, " \t", &save) : NULL;
-	if (!p || !where || extra)
-		goto syntax;
-	if (strlen(p) >= provlen) {
-		say(why, whylen, "libfabric provider name \"%s\" is too long", p);
-		return -EINVAL;
-	}
-	strcpy(prov, p);
-
-	memset(ss, 0, sizeof(*ss));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, where, &sin->sin_addr) == 1)
-		return check_local(ss, where, why, whylen);
-	if (strchr(where, ':')) {
-		/* an IPv6 address; or an alias label ("eth0:1", which
-		 * getifaddrs lists), looked for below as before */
-		if (parse_ipv6(where, ss)) {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-			if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) &&
-			    !s6->sin6_scope_id) {
-				say(why, whylen, "%s is a link-local IPv6 "
-				    "address: name its interface too, e.g. "
-				    "%s%%eth0", where, where);
-				return -EINVAL;
-			}
-			return check_local(ss, where, why, whylen);
-		}
-		memset(ss, 0, sizeof(*ss));
-		sin->sin_family = AF_INET;
-	}
-	if (getifaddrs(&ifs)) {
-		say(why, whylen, "cannot list network interfaces to find %s: %s",
-		    where, strerror(errno));
-		return -errno;
-	}
-	for (ifa = ifs; ifa; ifa = ifa->ifa_next) {
-		if (strcmp(ifa->ifa_name, where))
-			continue;
-		seen = true;
-		if (ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET) {
-			sin->sin_addr =
-				((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
-			freeifaddrs(ifs);
-			return 0;
-		}
-	}
-	freeifaddrs(ifs);
-	if (seen || if_nametoindex(where))
-		say(why, whylen,
-		    "network interface %s has no IPv4 address: give it one, "
-		    "or name another interface or address in ia_params", where);
-	else
-		say(why, whylen,
-		    "\"%s\" is neither an IPv4 or IPv6 address nor a network "
-		    "interface of this host", where);
-	return -ENODEV;
-
-syntax:
-	say(why, whylen,
-	    "ia_params \"%s\" must be \"<libfabric provider> <IPv4 or IPv6 "
-	    "address or interface>\", e.g. \"tcp 127.0.0.1\", \"tcp ::1\" or "
-	    "\"tcp eth0\"", params ? params : "");
-	return -EINVAL;
-}
+/* "<libfabric provider> <IPv4 address | IPv6 address | netdev>"; a netdev
+ * gives its IPv4 address.  tcp's fi_getinfo takes any address, and a
+ * listener would fail later: the address is checked to be this host's. */
+static const struct dapl_ia_form ofi_ia_form = {
+	.word = "libfabric provider",
+	.word_max = sizeof(((struct dapl_tdev *)0)->prov),
+	.port = DAPL_IA_PORT_NONE,
+	.flags = DAPL_IA_NETDEV_IPV4 | DAPL_IA_LOCAL,
+	.usage = "\"<libfabric provider> <IPv4 or IPv6 address or "
+		 "interface>\", e.g. \"tcp 127.0.0.1\", \"tcp ::1\" or "
+		 "\"tcp eth0\"",
+};
 
 static struct fi_info *make_hints(const char *prov,
 				  const struct sockaddr_storage *ss)
@@ -346,6 +232,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 {
 	struct fi_eq_attr eqa;
 	struct dapl_tdev *dev;
+	struct dapl_ia_params p;
 	char addr[INET6_ADDRSTRLEN];
 	uint32_t v;
 	int ret;
@@ -380,10 +267,12 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		goto err;
 	}
 
-	ret = parse_params(ia_params, dev->prov, sizeof(dev->prov), &dev->addr,
-			   why, whylen);
+	ret = dapl_ia_params_parse(ia_params, &ofi_ia_form, &p, why, whylen);
 	if (ret)
 		goto err;
+	/* shorter than word_max, dev->prov's size */
+	memcpy(dev->prov, p.word, strlen(p.word) + 1);
+	dev->addr = p.addr;
 	ret = get_info(dev->prov, &dev->addr, &dev->info, &dev->own_keys, why,
 		       whylen);
 	if (ret)

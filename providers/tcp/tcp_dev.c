@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ia_params.h"
 #include "tcp.h"
 
 
@@ -96,88 +97,16 @@ int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
 	return epoll_ctl(epfd, op, fd, &e) ? -errno : 0;
 }
 
-/* The address of a netdev: IPv4 first, then a global IPv6, then a
- * link-local one.  1 found, 0 none, -1 no such netdev. */
-static int netdev_addr(const char *name, struct sockaddr_storage *out)
-{
-	struct ifaddrs *ifs, *a;
-	int best = 0, rank;
-
-	if (!if_nametoindex(name))
-		return -1;
-	if (getifaddrs(&ifs))
-		return 0;
-	for (a = ifs; a; a = a->ifa_next) {
-		if (strcmp(a->ifa_name, name) || !a->ifa_addr)
-			continue;
-		if (a->ifa_addr->sa_family == AF_INET)
-			rank = 3;
-		else if (a->ifa_addr->sa_family == AF_INET6)
-			rank = IN6_IS_ADDR_LINKLOCAL(
-				&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr) ?
-				1 : 2;
-		else
-			continue;
-		if (rank > best) {
-			best = rank;
-			memset(out, 0, sizeof(*out));
-			memcpy(out, a->ifa_addr, rank == 3 ?
-			       sizeof(struct sockaddr_in) :
-			       sizeof(struct sockaddr_in6));
-		}
-	}
-	freeifaddrs(ifs);
-	return best ? 1 : 0;
-}
-
-/* "<netdev | IPv4 | IPv6 | host name> <port>", as the verbs provider
- * takes it; the port is accepted for the same syntax and not used. */
-static int parse_params(const char *params, struct sockaddr_storage *ss,
-			char *why, size_t whylen)
-{
-	char buf[256], *save = NULL, *host, *port, *extra, *end;
-	struct addrinfo hints, *res = NULL;
-	int r;
-
-	if (!params || strlen(params) >= sizeof(buf))
-		goto syntax;
-	strcpy(buf, params);
-	host = strtok_r(buf, " \t", &save);
-	port = host ? strtok_r(NULL, " \t", &save) : NULL;
-	extra = port ? strtok_r(NULL, " \t", &save) : NULL;
-	if (!host || extra)
-		goto syntax;
-	if (port && (strtoul(port, &end, 10) > 65535 || *end || end == port))
-		goto syntax;
-	memset(ss, 0, sizeof(*ss));
-	r = netdev_addr(host, ss);
-	if (r == 1)
-		return 0;
-	if (r == 0) {
-		say(why, whylen, "netdev %s has no IP address: give it one, or "
-		    "name another netdev or address in ia_params", host);
-		return -ENODEV;
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	r = getaddrinfo(host, NULL, &hints, &res);
-	if (r || !res) {
-		say(why, whylen, "\"%s\" is neither a netdev, an IP address nor "
-		    "a host name that resolves (%s)", host,
-		    r ? gai_strerror(r) : "no address");
-		return -ENODEV;
-	}
-	memcpy(ss, res->ai_addr, res->ai_addrlen <= sizeof(*ss) ?
-	       res->ai_addrlen : sizeof(*ss));
-	freeaddrinfo(res);
-	return 0;
-syntax:
-	say(why, whylen, "ia_params \"%s\" must be \"<netdev, IP address or "
-	    "host name> [<port>]\", e.g. \"127.0.0.1 0\" or \"eth0 0\"",
-	    params ? params : "");
-	return -EINVAL;
-}
+/* "<netdev | IPv4 | IPv6 | host name> [<port>]", as the verbs provider
+ * takes it; the port is accepted for the same syntax and not used (a
+ * PSP's connection qualifier is the TCP port). */
+static const struct dapl_ia_form tcp_ia_form = {
+	.port = DAPL_IA_PORT_OPTIONAL,
+	.port_max = 65535,
+	.flags = DAPL_IA_HOST_NAMES | DAPL_IA_LOCAL,
+	.usage = "\"<netdev, IP address or host name> [<port>]\", "
+		 "e.g. \"127.0.0.1 0\" or \"eth0 0\"",
+};
 
 static socklen_t ss_len(const struct sockaddr_storage *ss)
 {
@@ -185,37 +114,11 @@ static socklen_t ss_len(const struct sockaddr_storage *ss)
 					 : sizeof(struct sockaddr_in);
 }
 
-/* Can we bind a socket to the address (is it one of this host's)? */
-static int probe_addr(const struct sockaddr_storage *ss, char *why,
-		      size_t whylen)
-{
-	struct sockaddr_storage a = *ss;
-	int fd, err = 0;
-
-	if (a.ss_family == AF_INET)
-		((struct sockaddr_in *)&a)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)&a)->sin6_port = 0;
-	fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, ss_len(&a))) {
-		char host[INET6_ADDRSTRLEN] = "?";
-
-		err = -errno;
-		getnameinfo((struct sockaddr *)&a, ss_len(&a), host,
-			    sizeof(host), NULL, 0, NI_NUMERICHOST);
-		say(why, whylen, "address %s is not one of this host's (%s)",
-		    host, strerror(errno));
-	}
-	close(fd);
-	return err;
-}
-
 int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		 size_t whylen)
 {
 	struct dapl_tdev *dev;
+	struct dapl_ia_params p;
 	char host[INET6_ADDRSTRLEN] = "?";
 	int err;
 
@@ -252,11 +155,10 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	if (getrandom(&dev->src_key, sizeof(dev->src_key), GRND_NONBLOCK) !=
 	    (ssize_t)sizeof(dev->src_key))
 		dev->src_key = (uint32_t)tcp_now_ms() ^ (uint32_t)(uintptr_t)dev;
-	err = parse_params(ia_params, &dev->addr, why, whylen);
-	if (!err)
-		err = probe_addr(&dev->addr, why, whylen);
+	err = dapl_ia_params_parse(ia_params, &tcp_ia_form, &p, why, whylen);
 	if (err)
 		goto fail;
+	dev->addr = p.addr;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_rwlock_init(&dev->stag_lock, NULL);
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -5,9 +5,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "ia_params.h"
 #include "verbs.h"
 
 #define VERBS_ADDR_TIMEOUT_MS 2000
@@ -62,12 +60,6 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
-static socklen_t ss_len(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-					 : sizeof(struct sockaddr_in);
-}
-
 static void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
 	const void *a = ss->ss_family == AF_INET6 ?
@@ -78,94 +70,18 @@ static void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-/* The address of a netdev: IPv4 first, then a global IPv6, then a
- * link-local one.  1 found, 0 the netdev has none, -1 no such netdev. */
-static int netdev_addr(const char *name, struct sockaddr_storage *out)
-{
-	struct ifaddrs *ifs, *a;
-	int best = 0, rank;
-
-	if (!if_nametoindex(name))
-		return -1;
-	if (getifaddrs(&ifs))
-		return 0;
-	for (a = ifs; a; a = a->ifa_next) {
-		if (strcmp(a->ifa_name, name) || !a->ifa_addr)
-			continue;
-		if (a->ifa_addr->sa_family == AF_INET)
-			rank = 3;
-		else if (a->ifa_addr->sa_family == AF_INET6)
-			rank = IN6_IS_ADDR_LINKLOCAL(
-				&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr) ?
-				1 : 2;
-		else
-			continue;
-		if (rank > best) {
-			best = rank;
-			memset(out, 0, sizeof(*out));
-			memcpy(out, a->ifa_addr, rank == 3 ?
-			       sizeof(struct sockaddr_in) :
-			       sizeof(struct sockaddr_in6));
-		}
-	}
-	freeifaddrs(ifs);
-	return best ? 1 : 0;
-}
-
 /* "<netdev | IPv4 | IPv6 | host name> <port>", as OpenFabrics' cma
  * provider took it; the port field is accepted and not used (the device
- * port is the one the address lives on). */
-static int parse_params(const char *params, struct sockaddr_storage *ss,
-			char *where, size_t wlen, char *why, size_t whylen)
-{
-	char buf[256], *save = NULL, *host, *port, *extra, *end;
-	struct addrinfo hints, *res = NULL;
-	int r;
-
-	if (!params || strlen(params) >= sizeof(buf))
-		goto syntax;
-	strcpy(buf, params);
-	host = strtok_r(buf, " \t", &save);
-	port = host ? strtok_r(NULL, " \t", &save) : NULL;
-	extra = port ? strtok_r(NULL, " \t", &save) : NULL;
-	if (!host || !port || extra)
-		goto syntax;
-	if (strtoul(port, &end, 10) > 255 || *end || end == port)
-		goto syntax;
-	snprintf(where, wlen, "%s", host);
-
-	memset(ss, 0, sizeof(*ss));
-	r = netdev_addr(host, ss);
-	if (r == 1)
-		return 0;
-	if (r == 0) {
-		say(why, whylen,
-		    "netdev %s has no IP address: give it one (the RDMA CM "
-		    "finds devices by address), or name another netdev or "
-		    "address in ia_params", host);
-		return -ENODEV;
-	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	r = getaddrinfo(host, NULL, &hints, &res);
-	if (r || !res) {
-		say(why, whylen,
-		    "\"%s\" is neither a netdev, an IP address nor a host name "
-		    "that resolves (%s)", host, r ? gai_strerror(r) : "no address");
-		return -ENODEV;
-	}
-	memcpy(ss, res->ai_addr, res->ai_addrlen <= sizeof(*ss) ?
-	       res->ai_addrlen : sizeof(*ss));
-	freeaddrinfo(res);
-	return 0;
-
-syntax:
-	say(why, whylen,
-	    "ia_params \"%s\" must be \"<netdev, IP address or host name> "
-	    "<port>\", e.g. \"ib0 0\" or \"10.0.0.1 0\"", params ? params : "");
-	return -EINVAL;
-}
+ * port is the one the address lives on).  rdma_bind_addr tells whether
+ * the address is this host's, and which device is behind it. */
+static const struct dapl_ia_form verbs_ia_form = {
+	.port = DAPL_IA_PORT_REQUIRED,
+	.port_max = 255,
+	.flags = DAPL_IA_HOST_NAMES,
+	.usage = "\"<netdev, IP address or host name> <port>\", "
+		 "e.g. \"ib0 0\" or \"10.0.0.1 0\"",
+	.netdev_hint = " (the RDMA CM finds devices by address)",
+};
 
 /* The largest inline size the device gives a QP (it is not an attribute
  * of the device). */
@@ -254,7 +170,9 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 {
 	struct ibv_device **list;
 	struct dapl_tdev *dev;
-	char where[128], astr[INET6_ADDRSTRLEN];
+	struct dapl_ia_params p;
+	const char *where = p.where;    /* the address as ia_params wrote it */
+	char astr[INET6_ADDRSTRLEN];
 	int n = 0, err;
 
 	if (why && whylen)
@@ -283,10 +201,10 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}
-	err = parse_params(ia_params, &dev->addr, where, sizeof(where), why,
-			   whylen);
+	err = dapl_ia_params_parse(ia_params, &verbs_ia_form, &p, why, whylen);
 	if (err)
 		goto fail;
+	dev->addr = p.addr;
 	addr_str(&dev->addr, astr, sizeof(astr));
 	/* rdma_cm would bind a loopback address to any device, and then
 	 * fail to route over it */
@@ -322,7 +240,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		say(why, whylen, "rdma_create_id: %s", strerror(-err));
 		goto fail;
 	}
-	dev->addr_len = ss_len(&dev->addr);
+	dev->addr_len = p.addr_len;
 	if (rdma_bind_addr(dev->anchor, (struct sockaddr *)&dev->addr)) {
 		err = -errno;
 		if (err == -ENODEV || err == -EINVAL)

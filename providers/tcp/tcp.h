@@ -1,6 +1,26 @@
 /* The native TCP transport: iWARP (MPA/DDP/RDMAP, tcp_wire.h) over kernel
  * TCP sockets, with every check on what a peer may touch made here.
  *
+ * Files, split the way the protocol is layered, so that one direction is
+ * read in one file:
+ *   tcp_wire.h    the wire codec: MPA, DDP and RDMAP headers built and
+ *                 read, no I/O
+ *   tcp_mpa.c     the MPA handshake: connect, request, reply and RTR,
+ *                 accept and reject, an accepted connection's request
+ *   tcp_rx.c      receive: FPDUs read, checked and placed, Read and
+ *                 Atomic Requests answered (queued for tcp_tx.c), Sends
+ *                 held for receives, the peer's acks
+ *   tcp_tx.c      transmit: posts, framing, batching into sendmsg, our
+ *                 acks and Terminates
+ *   tcp_wr.c      what both directions share of a request: its segments,
+ *                 its completion
+ *   tcp_ep.c      an endpoint's life, and tcp_ep_drive: the handshake,
+ *                 then receive, then transmit
+ *   tcp_listen.c  listeners, accept4, the half-open bounds
+ *   tcp_dev.c     the device, the progress epoll and its tick,
+ *                 cm_get_event
+ *   tcp_cq.c, tcp_srq.c, tcp_mem.c   CQs, SRQs, PDs/STags/windows
+ *
  * Design:
  *  - One socket per connected endpoint, non-blocking.  Everything about an
  *    endpoint's data path (its queues, its transmit and receive state,
@@ -138,6 +158,27 @@ struct tcp_queue {
 	uint32_t head, frame, tail;
 	struct tcp_wr *wr;
 };
+
+/* Request i of the ring. */
+static inline struct tcp_wr *qwr(struct tcp_queue *q, uint32_t i)
+{
+	return &q->wr[i % q->depth];
+}
+
+/* Message number have is want or past it (mod 2^32). */
+static inline bool seq_reached(uint32_t have, uint32_t want)
+{
+	return (int32_t)(have - want) >= 0;
+}
+
+/* Requests that complete when a response comes back (RDMA Reads, and
+ * the RFC 7306 atomics): they count against ORD. */
+static inline bool wants_response(unsigned opcode)
+{
+	return opcode == DAPL_TWC_RDMA_READ || opcode == DAPL_TWC_FETCH_ADD ||
+	       opcode == DAPL_TWC_CMP_SWAP;
+}
+
 
 /* An RDMA Read Response we owe the peer (IRD of them). */
 struct tcp_read_resp {
@@ -332,7 +373,7 @@ struct dapl_tconn {
 	struct dapl_tconn *next;        /* dev->conns */
 	/* Half-open: accepted, its request not in yet (dev->lock).  Such a
 	 * conn is on two lists, oldest first: the device's and its source
-	 * address's; the bounds evict from their heads (tcp_dev.c). */
+	 * address's; the bounds evict from their heads (tcp_listen.c). */
 	bool half_open;
 	struct tcp_src *src;
 	struct dapl_tconn *ho_prev, *ho_next;     /* dev->ho_oldest... */
@@ -468,6 +509,14 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* ---- tcp_dev.c ------------------------------------------------------------ */
+/* What a progress epoll entry is: a tag in the low bits of its pointer. */
+enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
+       TAG_CONNQ = 5 };
+#define TAG_MASK 7u
+uint64_t tagged(const void *p, unsigned tag);
+int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/* dev->lock held: the timer runs (on) or stops. */
+void timer_set(struct dapl_tdev *dev, bool on);
 int tcp_dev_open(const char *ia_params, struct dapl_tdev **dev, char *why,
 		 size_t whylen);
 int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);
@@ -475,8 +524,6 @@ void tcp_dev_close(struct dapl_tdev *dev);
 int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
-int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
-void tcp_unlisten(struct dapl_tlisten *l);
 uint64_t tcp_now_ms(void);
 uint64_t tcp_now_ns(void);
 /* The event a failed socket call on a connected endpoint ends it with:
@@ -493,30 +540,79 @@ void tcp_dev_watch(struct dapl_tep *ep);
 void tcp_dev_unwatch(struct dapl_tep *ep);
 void tcp_conn_free(struct dapl_tconn *c);
 
+/* ---- tcp_listen.c --------------------------------------------------------- */
+int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **l);
+void tcp_unlisten(struct dapl_tlisten *l);
+/* Detaches conn for accept/reject; false if it is not (or no more) ours. */
+bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
+/* dev->lock held: takes a connection l's socket has for us (one a call). */
+void tcp_accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l);
+/* dev->lock held: a conn leaves the lists (accepted, rejected, dropped). */
+void tcp_conn_unlink(struct dapl_tdev *dev, struct dapl_tconn *c);
+/* dev->lock held: c is half-open no more (its request is in, or it goes). */
+void tcp_ho_remove(struct dapl_tdev *dev, struct dapl_tconn *c);
+
 /* ---- tcp_ep.c ------------------------------------------------------------- */
 int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
 		  struct dapl_tcq *rcq, struct dapl_tsrq *srq,
 		  const struct dapl_tep_attr *attr, struct dapl_tep **ep);
 int tcp_ep_destroy(struct dapl_tep *ep);
 int tcp_ep_reset(struct dapl_tep *ep);
-int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
-		uint16_t port, const void *pdata, size_t len, uint16_t ird,
-		uint16_t ord);
-int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
-	       const void *pdata, size_t len, uint16_t ird, uint16_t ord);
-int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
 int tcp_disconnect(struct dapl_tep *ep);
 int tcp_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
 		 struct sockaddr_storage *peer);
 /* ep->lock held: the connection is over (status: why, for the event). */
 void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,
 		 int status);
+/* ep->lock held: the socket leaves the progress epoll and closes. */
+void tcp_ep_drop_socket(struct dapl_tep *ep);
+/* ep->lock held: read and place what arrived, write what waits.  Returns
+ * false when the connection ended while driving. */
+bool tcp_ep_drive(struct dapl_tep *ep);
+/* Both directions' stream state back to that of a new connection. */
+void tcp_ep_reset_streams(struct dapl_tep *ep);
+/* A fresh secret for the sink STags of our RDMA Reads (per connection). */
+void tcp_ep_new_salt(struct dapl_tep *ep);
+
+/* ---- tcp_mpa.c ------------------------------------------------------------ */
+int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
+		uint16_t port, const void *pdata, size_t len, uint16_t ird,
+		uint16_t ord);
+int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
+	       const void *pdata, size_t len, uint16_t ird, uint16_t ord);
+int tcp_reject(struct dapl_tconn *conn, const void *pdata, size_t len);
 /* ep->lock held: handshake progress on the active side and the RTR. */
 void tcp_ep_handshake(struct dapl_tep *ep);
 /* ep->lock held: the socket carries FPDUs from now on. */
 void tcp_ep_go_connected(struct dapl_tep *ep);
+/* ep->lock held: the responder's RTR came (tcp_rx.c): ESTABLISHED. */
+void tcp_ep_become_connected(struct dapl_tep *ep);
+/* dev->lock held: reads more of an accepted connection's MPA request.
+ * 1 when it is complete and acceptable, 0 for more to come, -1 to drop. */
+int tcp_conn_read(struct dapl_tconn *c);
 
-/* ---- tcp_data.c ----------------------------------------------------------- */
+/* ---- tcp_wr.c ------------------------------------------------------------- */
+/* Copies len bytes between buf and wr's segments at offset off (to_sge:
+ * into them); the caller checked off + len <= wr->len. */
+void tcp_sge_copy(struct tcp_wr *wr, uint32_t off, uint8_t *buf,
+		  uint32_t len, bool to_sge);
+/* iov for wr's segments from off for len bytes; returns the count. */
+int tcp_sge_iov(const struct tcp_wr *wr, uint32_t off, uint32_t len,
+		struct iovec *iov);
+/* ep->lock held: wr's completion in cq (signaled, or not a success);
+ * with_imm: a receive an Immediate Data consumed (RECV_RDMA_IMM). */
+void tcp_complete_imm(struct dapl_tep *ep, struct dapl_tcq *cq,
+		      struct tcp_wr *wr, enum dapl_twc_status st,
+		      uint32_t byte_len, bool with_imm, uint32_t imm);
+void tcp_complete(struct dapl_tep *ep, struct dapl_tcq *cq,
+		  struct tcp_wr *wr, enum dapl_twc_status st,
+		  uint32_t byte_len);
+/* ep->lock held: the send queue's done requests complete, oldest first. */
+void tcp_complete_sends(struct dapl_tep *ep);
+/* ep->lock held: complete everything posted as FLUSHED. */
+void tcp_ep_flush_all(struct dapl_tep *ep);
+
+/* ---- tcp_tx.c ------------------------------------------------------------- */
 int tcp_post_send(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
 		  uint64_t context, unsigned flags);
 int tcp_post_recv(struct dapl_tep *ep, const struct dapl_tsge *sge, int nsge,
@@ -535,21 +631,20 @@ int tcp_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
 		    const struct dapl_tsge *result, uint64_t raddr,
 		    uint32_t rkey, uint64_t add_or_compare, uint64_t swap,
 		    uint64_t context, unsigned flags);
-/* ep->lock held: read and place what arrived, write what waits.  Returns
- * false when the connection ended while driving. */
-bool tcp_ep_drive(struct dapl_tep *ep);
 /* ep->lock held: push what waits on the socket. */
 void tcp_ep_flush(struct dapl_tep *ep);
-/* ep->lock held: complete everything posted as FLUSHED. */
-void tcp_ep_flush_all(struct dapl_tep *ep);
+/* Something for tcp_ep_flush to frame or push. */
+bool tcp_tx_pending(const struct dapl_tep *ep);
 /* ep->lock held: send a Terminate and end the connection. */
 void tcp_ep_terminate(struct dapl_tep *ep, unsigned layer, unsigned etype,
 		      unsigned code, const uint8_t *hdr, size_t hdr_len);
-void tcp_ep_reset_streams(struct dapl_tep *ep);
+
+/* ---- tcp_rx.c ------------------------------------------------------------- */
+/* ep->lock held: read and place what arrived (and send the acks a long
+ * stream owes on the way).  false when the connection ended. */
+bool tcp_rx_drive(struct dapl_tep *ep);
 /* ep->lock held: the Sends held for receives are dropped. */
 void tcp_ep_drop_unexpected(struct dapl_tep *ep);
-/* A fresh secret for the sink STags of our RDMA Reads (per connection). */
-void tcp_ep_new_salt(struct dapl_tep *ep);
 
 /* ---- tcp_cq.c ------------------------------------------------------------- */
 int tcp_cq_create(struct dapl_tdev *dev, uint32_t depth, struct dapl_tcq **cq);

@@ -1,5 +1,7 @@
-/* The device: its address, the progress epoll, listeners, passive
- * handshakes, and the connection events cm_get_event hands the core.
+/* The device: its address, the progress epoll and its timer (tick), and
+ * the connection events cm_get_event hands the core.  The listeners and
+ * the connections they accept are tcp_listen.c's, the MPA requests of
+ * those tcp_mpa.c's; the event pump here calls them.
  *
  * The progress fd is one epoll set holding: an eventfd (an event was
  * queued from a data path thread), a timerfd (endpoints left out of the
@@ -38,17 +40,6 @@
 #include "ia_params.h"
 #include "tcp.h"
 
-enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
-       TAG_CONNQ = 5 };
-#define TAG_MASK 7u
-/* Half-open handshakes (accepted, the MPA request not in yet) held per
- * device, and per source address: past either bound a newcomer evicts the
- * oldest (its source's own when the source is over its share), so a peer
- * that opens sockets and says nothing cannot shut the listener for
- * everybody else. */
-#define MAX_HALF_OPEN 256
-#define MAX_HALF_OPEN_PER_SRC (MAX_HALF_OPEN / 8)
-#define ACCEPT_RETRIES 8        /* accept4 errors of one connection in a row */
 
 int tcp_trace;
 
@@ -111,12 +102,12 @@ static void say(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t tagged(const void *p, unsigned tag)
+uint64_t tagged(const void *p, unsigned tag)
 {
 	return (uint64_t)(uintptr_t)p | tag;
 }
 
-static int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
+int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
 {
 	struct epoll_event e = { .events = events };
 
@@ -284,8 +275,8 @@ int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *a)
 	return 0;
 }
 
-/* As drop_socket (tcp_ep.c): out of the epoll set and shut down before
- * the close, so the FIN does not wait for a poller's reference. */
+/* As tcp_ep_drop_socket: out of the epoll set and shut down before the
+ * close, so the FIN does not wait for a poller's reference. */
 void tcp_conn_free(struct dapl_tconn *c)
 {
 	if (c->fd >= 0) {
@@ -353,7 +344,7 @@ void tcp_dev_notify(struct dapl_tdev *dev)
 }
 
 /* dev->lock held. */
-static void timer_set(struct dapl_tdev *dev, bool on)
+void timer_set(struct dapl_tdev *dev, bool on)
 {
 	struct itimerspec its;
 
@@ -405,7 +396,7 @@ void tcp_dev_unwatch(struct dapl_tep *ep)
 	ep->dev_ev = 0;
 }
 
-/* ---- listening ------------------------------------------------------------ */
+/* ---- sockets -------------------------------------------------------------- */
 
 /* A peer that vanishes (host down, link cut, a drop rule) is noticed
  * within about peer_timeout_ms, whether data is in flight (TCP_USER_TIMEOUT
@@ -445,469 +436,6 @@ enum dapl_tcm_event_type tcp_sock_error_event(int err)
 	default:                /* ECONNRESET, EPIPE: the peer's end closed */
 		return DAPL_TCM_DISCONNECTED;
 	}
-}
-
-int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
-{
-	struct sockaddr_storage a = dev->addr;
-	socklen_t alen = sizeof(a);
-	struct dapl_tlisten *l;
-	int fd, one = 1, err;
-
-	if (a.ss_family == AF_INET)
-		((struct sockaddr_in *)&a)->sin_port = htons(*port);
-	else
-		((struct sockaddr_in6 *)&a)->sin6_port = htons(*port);
-	fd = socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* SO_REUSEADDR: connections a listener accepted (or their
-	 * TIME_WAIT) must not keep its port from a new listener; two
-	 * listening sockets on one port still collide (EADDRINUSE) */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* the sockets it accepts inherit these: one call, not one each */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	tcp_sock_peer_timeout(dev, fd);
-	if (bind(fd, (struct sockaddr *)&a, ss_len(&a)) || listen(fd, 1024)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	getsockname(fd, (struct sockaddr *)&a, &alen);
-	l = calloc(1, sizeof(*l));
-	if (!l) {
-		close(fd);
-		return -ENOMEM;
-	}
-	l->dev = dev;
-	l->fd = fd;
-	l->port = ntohs(a.ss_family == AF_INET ?
-			((struct sockaddr_in *)&a)->sin_port :
-			((struct sockaddr_in6 *)&a)->sin6_port);
-	pthread_mutex_lock(&dev->lock);
-	err = epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, tagged(l, TAG_LISTEN));
-	if (err) {
-		pthread_mutex_unlock(&dev->lock);
-		close(fd);
-		free(l);
-		return err;
-	}
-	l->next = dev->listeners;
-	dev->listeners = l;
-	pthread_mutex_unlock(&dev->lock);
-	*port = l->port;
-	*out = l;
-	return 0;
-}
-
-/* dev->lock held. */
-static void listener_unlink(struct dapl_tdev *dev, struct dapl_tlisten *l)
-{
-	struct dapl_tlisten **p;
-
-	for (p = &dev->listeners; *p; p = &(*p)->next)
-		if (*p == l) {
-			*p = l->next;
-			break;
-		}
-	free(l);
-}
-
-/* ---- half-open handshakes: the device's and each source's, oldest first -- */
-
-/* The address a peer's handshakes count against: without the port, an
- * IPv4-mapped IPv6 address as the IPv4 one. */
-static void src_addr(const struct sockaddr_storage *ss, uint8_t a[16],
-		     uint8_t *len)
-{
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-
-	memset(a, 0, 16);
-	if (ss->ss_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
-		memcpy(a, &s6->sin6_addr, 16);
-		*len = 16;
-	} else if (ss->ss_family == AF_INET6) {
-		memcpy(a, &s6->sin6_addr.s6_addr[12], 4);
-		*len = 4;
-	} else {
-		memcpy(a, &((const struct sockaddr_in *)ss)->sin_addr, 4);
-		*len = 4;
-	}
-}
-
-static unsigned src_bucket(const struct dapl_tdev *dev, const uint8_t a[16],
-			   uint8_t len)
-{
-	uint32_t h = dev->src_key ^ len;
-	unsigned i;
-
-	/* keyed, so chains stay short; at worst one holds every source of
-	 * a half-open conn, MAX_HALF_OPEN */
-	for (i = 0; i < len; i++) {
-		h = (h ^ a[i]) * 0x01000193u;
-		h ^= h >> 15;
-	}
-	h ^= dev->src_key >> 7;
-	h *= 0x2c1b3c6du;
-	h ^= h >> 16;
-	return h % TCP_SRC_BUCKETS;
-}
-
-/* dev->lock held: the record of source a, NULL if it has no half-open
- * conn; with make, one is made (NULL: out of memory). */
-static struct tcp_src *src_find(struct dapl_tdev *dev, const uint8_t a[16],
-				uint8_t len, bool make)
-{
-	unsigned b = src_bucket(dev, a, len);
-	struct tcp_src *s;
-
-	for (s = dev->srcs[b]; s; s = s->next)
-		if (s->len == len && !memcmp(s->addr, a, len))
-			return s;
-	if (!make || !(s = calloc(1, sizeof(*s))))
-		return NULL;
-	memcpy(s->addr, a, 16);
-	s->len = len;
-	s->next = dev->srcs[b];
-	dev->srcs[b] = s;
-	return s;
-}
-
-/* dev->lock held: c, just accepted, waits for its request (s: its source). */
-static void ho_add(struct dapl_tdev *dev, struct dapl_tconn *c,
-		   struct tcp_src *s)
-{
-	c->half_open = true;
-	c->src = s;
-	c->ho_prev = dev->ho_newest;
-	c->ho_next = NULL;
-	if (dev->ho_newest)
-		dev->ho_newest->ho_next = c;
-	else
-		dev->ho_oldest = c;
-	dev->ho_newest = c;
-	dev->half_open++;
-	c->src_prev = s->newest;
-	c->src_next = NULL;
-	if (s->newest)
-		s->newest->src_next = c;
-	else
-		s->oldest = c;
-	s->newest = c;
-	s->count++;
-}
-
-/* dev->lock held: c is half-open no more (its request is in, or it goes). */
-static void ho_remove(struct dapl_tdev *dev, struct dapl_tconn *c)
-{
-	struct tcp_src *s = c->src, **p;
-
-	if (!c->half_open)
-		return;
-	c->half_open = false;
-	c->src = NULL;
-	if (c->ho_prev)
-		c->ho_prev->ho_next = c->ho_next;
-	else
-		dev->ho_oldest = c->ho_next;
-	if (c->ho_next)
-		c->ho_next->ho_prev = c->ho_prev;
-	else
-		dev->ho_newest = c->ho_prev;
-	dev->half_open--;
-	if (c->src_prev)
-		c->src_prev->src_next = c->src_next;
-	else
-		s->oldest = c->src_next;
-	if (c->src_next)
-		c->src_next->src_prev = c->src_prev;
-	else
-		s->newest = c->src_prev;
-	c->ho_prev = c->ho_next = c->src_prev = c->src_next = NULL;
-	if (--s->count)
-		return;
-	for (p = &dev->srcs[src_bucket(dev, s->addr, s->len)]; *p; p = &(*p)->next)
-		if (*p == s) {
-			*p = s->next;
-			break;
-		}
-	free(s);
-}
-
-/* dev->lock held: a conn leaves the list (accepted, rejected, dropped). */
-static void conn_unlink(struct dapl_tdev *dev, struct dapl_tconn *c)
-{
-	struct dapl_tconn **p;
-
-	ho_remove(dev, c);
-
-	for (p = &dev->conns; *p; p = &(*p)->next)
-		if (*p == c) {
-			*p = c->next;
-			break;
-		}
-	if (c->reported && c->listener) {
-		c->listener->unanswered--;
-		if (c->listener->dead && !c->listener->unanswered)
-			listener_unlink(dev, c->listener);
-	}
-	c->listener = NULL;
-}
-
-void tcp_unlisten(struct dapl_tlisten *l)
-{
-	struct dapl_tdev *dev = l->dev;
-	struct dapl_tconn *c, *next;
-
-	pthread_mutex_lock(&dev->lock);
-	/* later connects are refused by the kernel: out of the set and
-	 * shut down first, or a poller's reference (drop_socket, tcp_ep.c)
-	 * could keep it listening after the close */
-	(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
-	(void)shutdown(l->fd, SHUT_RDWR);
-	close(l->fd);
-	l->fd = -1;
-	l->dead = true;
-	l->paused = false;
-	/* requests still in their handshake were never reported: drop them */
-	for (c = dev->conns; c; c = next) {
-		next = c->next;
-		if (c->listener == l && !c->reported) {
-			conn_unlink(dev, c);
-			tcp_conn_free(c);
-		}
-	}
-	if (!l->unanswered)
-		listener_unlink(dev, l);
-	pthread_mutex_unlock(&dev->lock);
-}
-
-/* Detaches conn for accept/reject; false if it is not (or no more) ours. */
-bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn);
-bool tcp_conn_take(struct dapl_tdev *dev, struct dapl_tconn *conn)
-{
-	struct dapl_tconn *c;
-
-	pthread_mutex_lock(&dev->lock);
-	for (c = dev->conns; c && c != conn; c = c->next)
-		;
-	if (c)
-		conn_unlink(dev, c);
-	pthread_mutex_unlock(&dev->lock);
-	return c != NULL;
-}
-
-static int conn_read(struct dapl_tconn *c);
-
-/* dev->lock held: accept4 failed for want of fds (EMFILE, ENFILE) or
- * memory (ENOBUFS, ENOMEM), or for a reason we do not know.  The listener,
- * level-triggered, would wake the progress thread for nothing until that
- * passes: it leaves the epoll set and tick() tries it again (one accept4 a
- * tick).  Connections meanwhile wait in the kernel's backlog rather than
- * being closed: the condition usually passes before a connect times out. */
-static void listener_pause(struct dapl_tdev *dev, struct dapl_tlisten *l,
-			   int err)
-{
-	static atomic_bool said;
-
-	if (!l->paused) {
-		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
-		l->paused = true;
-	}
-	timer_set(dev, true);
-	if (!atomic_exchange(&said, true))
-		dapl_dbg(1, "%s: cannot accept on port %u (%s): new connections "
-			 "wait in the listen backlog, tried again every %d ms "
-			 "(said once per process)", dev->name, l->port,
-			 strerror(err), TCP_TICK_NS / 1000000);
-}
-
-/* dev->lock held: accept4 works again (or has nothing to take). */
-static void listener_resume(struct dapl_tdev *dev, struct dapl_tlisten *l)
-{
-	/* failing, it stays paused: the next tick tries again */
-	if (l->paused && !epoll_set(dev->epfd, EPOLL_CTL_ADD, l->fd, EPOLLIN,
-				    tagged(l, TAG_LISTEN)))
-		l->paused = false;
-}
-
-/* dev->lock held: a half-open conn goes to make room for a newcomer from
- * addr: its source's oldest when that source holds its share already,
- * else the device's oldest when the device holds MAX_HALF_OPEN.  (A conn
- * reported to the consumer is never half-open.) */
-static void ho_make_room(struct dapl_tdev *dev, const uint8_t a[16],
-			 uint8_t len)
-{
-	struct tcp_src *s = src_find(dev, a, len, false);
-	struct dapl_tconn *victim = NULL;
-
-	if (s && s->count >= MAX_HALF_OPEN_PER_SRC)
-		victim = s->oldest;
-	else if (dev->half_open >= MAX_HALF_OPEN)
-		victim = dev->ho_oldest;
-	if (victim) {
-		conn_unlink(dev, victim);
-		tcp_conn_free(victim);
-	}
-}
-
-/* dev->lock held. */
-static void accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
-{
-	struct dapl_tconn *c;
-	struct tcp_src *s;
-	struct sockaddr_storage peer;
-	socklen_t plen;
-	uint8_t a[16], alen;
-	int fd, r, errs = 0;
-
-	for (;;) {
-		plen = sizeof(peer);
-		atomic_fetch_add(&dev->accept_calls, 1);
-		fd = accept4(l->fd, (struct sockaddr *)&peer, &plen,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			switch (errno) {
-			case EAGAIN:
-				listener_resume(dev, l);
-				return;
-			case EINTR:
-			case ECONNABORTED:
-			/* a connection's own error, passed on by accept4
-			 * (accept(2)): the next one may be fine */
-			case EPROTO: case EPERM: case ENETDOWN: case ENOPROTOOPT:
-			case EHOSTDOWN: case ENONET: case EHOSTUNREACH:
-			case EOPNOTSUPP: case ENETUNREACH:
-				if (++errs < ACCEPT_RETRIES)
-					continue;
-				return;   /* level-triggered: back next pass */
-			default:  /* EMFILE, ENFILE, ENOBUFS, ENOMEM, ... */
-				listener_pause(dev, l, errno);
-				return;
-			}
-		}
-		listener_resume(dev, l);
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(fd);
-			continue;
-		}
-		/* TCP_NODELAY and the peer timeout it has from the listener */
-		c->fd = fd;
-		c->dev = dev;
-		c->listener = l;
-		c->peer = peer;
-		c->local = dev->addr;
-		if (c->local.ss_family == AF_INET)
-			((struct sockaddr_in *)&c->local)->sin_port = htons(l->port);
-		else
-			((struct sockaddr_in6 *)&c->local)->sin6_port = htons(l->port);
-		c->deadline_ms = tcp_now_ms() + dev->handshake_ms;
-		/* the request has often come with the connection: read it
-		 * now; only a request still to come makes it half-open, with
-		 * a place in the epoll set, the bounds and the timer */
-		r = conn_read(c);
-		if (r < 0) {
-			tcp_conn_free(c);
-			continue;
-		}
-		if (r == 0) {
-			src_addr(&peer, a, &alen);
-			ho_make_room(dev, a, alen);
-			if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd,
-				      EPOLLIN | EPOLLRDHUP, tagged(c, TAG_CONN))) {
-				tcp_conn_free(c);
-				continue;
-			}
-			c->watched = true;
-			if (!(s = src_find(dev, a, alen, true))) {
-				tcp_conn_free(c);
-				continue;
-			}
-			ho_add(dev, c, s);
-			timer_set(dev, true);
-		}
-		c->next = dev->conns;
-		dev->conns = c;
-		/* one per pass: the listener, level-triggered, brings the
-		 * next, and the common case saves an accept4 that fails */
-		return;
-	}
-}
-
-/* A reply with the reject bit and no private data of the consumer's:
- * what an MPA request we cannot take gets (markers, CRC). */
-static void conn_refuse(struct dapl_tconn *c)
-{
-	uint8_t f[MPA_HDR_LEN + MPA_V2_LEN];
-	size_t len = MPA_HDR_LEN;
-	uint32_t bits = MPA_FLAG_REJECT | 1;
-
-	if (c->v2) {
-		bits = MPA_FLAG_REJECT | MPA_FLAG_ENHANCED | 2;
-		put16(f + MPA_HDR_LEN, 0);
-		put16(f + MPA_HDR_LEN + 2, 0);
-		len += MPA_V2_LEN;
-	}
-	mpa_put_hdr(f, false, bits, (uint32_t)(len - MPA_HDR_LEN));
-	if (send(c->fd, f, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		len = 0;
-}
-
-/* dev->lock held: reads more of a passive handshake.  Returns 1 when the
- * request is complete and acceptable, 0 for more to come, -1 to drop. */
-static int conn_read(struct dapl_tconn *c)
-{
-	uint32_t want;
-	ssize_t n;
-
-	/* as much as the buffer takes: the request in one read, and what
-	 * came behind it (an initiator that did not wait for the reply)
-	 * is kept for the endpoint (tcp_accept) */
-	for (;;) {
-		want = MPA_HDR_LEN;
-		if (c->have >= MPA_HDR_LEN) {
-			if (!mpa_get_hdr(c->buf, true, &c->bits, &c->pd_len))
-				return -1;   /* not an MPA request: a stranger */
-			want += c->pd_len;
-		}
-		if (c->have >= want)
-			break;
-		n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have,
-			 MSG_DONTWAIT);
-		if (n == 0)
-			return -1;
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -1;
-		c->have += (uint32_t)n;
-	}
-	if ((c->bits & MPA_REV_MASK) != 1 && (c->bits & MPA_REV_MASK) != 2)
-		return -1;
-	c->v2 = (c->bits & MPA_REV_MASK) == 2 &&
-		(c->bits & MPA_FLAG_ENHANCED) && c->pd_len >= MPA_V2_LEN;
-	if (c->v2) {
-		c->peer_ird = (uint16_t)get16(c->buf + MPA_HDR_LEN);
-		c->peer_ord = (uint16_t)get16(c->buf + MPA_HDR_LEN + 2);
-	}
-	/* markers and CRC we do not do; a reject bit has no place in a
-	 * request */
-	if (c->bits & (MPA_FLAG_MARKERS | MPA_FLAG_CRC | MPA_FLAG_REJECT)) {
-		conn_refuse(c);
-		return -1;
-	}
-	{
-		const uint8_t *end = c->buf + MPA_HDR_LEN + c->pd_len;
-		uint32_t start = c->v2 ? MPA_V2_LEN : 0;
-
-		if (c->pd_len >= start + TCP_EXT_LEN &&
-		    get32(end - TCP_EXT_LEN) == TCP_EXT_MAGIC &&
-		    (get16(end - 2) & TCP_EXT_F_ACKS)) {
-			c->ext_acks = true;
-			c->ext_early = (get16(end - 2) & TCP_EXT_F_EARLY) != 0;
-			c->ext_7306 = (get16(end - 2) & TCP_EXT_F_RFC7306) != 0;
-		}
-	}
-	return 1;
 }
 
 /* ---- the event pump ------------------------------------------------------- */
@@ -1006,14 +534,14 @@ static void tick(struct dapl_tdev *dev)
 	 * whose deadlines keep the timer going, as one may come of it */
 	for (l = dev->listeners; l; l = l->next)
 		if (l->paused && l->fd >= 0) {
-			accept_new(dev, l);
+			tcp_accept_new(dev, l);
 			need |= l->paused;
 		}
 	for (c = dev->conns; c; c = next) {
 		next = c->next;
 		if (!c->reported && c->deadline_ms <= now) {
 			/* half-open: the peer never finished its request */
-			conn_unlink(dev, c);
+			tcp_conn_unlink(dev, c);
 			tcp_conn_free(c);
 		} else if (!c->reported) {
 			need = true;
@@ -1119,7 +647,7 @@ static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		if (c->reported || c->have < MPA_HDR_LEN ||
 		    c->have < MPA_HDR_LEN + c->pd_len || !c->listener)
 			continue;
-		ho_remove(dev, c);      /* (its request is in: it is not) */
+		tcp_ho_remove(dev, c);      /* (its request is in: it is not) */
 		c->reported = true;
 		c->listener->unanswered++;
 		if (c->watched)
@@ -1196,20 +724,20 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		case TAG_LISTEN:
 			if (listener_known(dev, p) &&
 			    ((struct dapl_tlisten *)p)->fd >= 0)
-				accept_new(dev, p);
+				tcp_accept_new(dev, p);
 			break;
 		case TAG_CONN:
 			if (conn_known(dev, p)) {
 				struct dapl_tconn *c = p;
-				int r = c->reported ? 0 : conn_read(c);
+				int r = c->reported ? 0 : tcp_conn_read(c);
 
 				if (r < 0) {
-					conn_unlink(dev, c);
+					tcp_conn_unlink(dev, c);
 					tcp_conn_free(c);
 				} else if (r > 0) {
 					/* its request is in: next_event
 					 * reports it, nothing evicts it */
-					ho_remove(dev, c);
+					tcp_ho_remove(dev, c);
 				}
 			}
 			break;

@@ -248,4 +248,21 @@ static inline bool mpa_get_hdr(const uint8_t *p, bool request, uint32_t *bits,
 	return *pd_len <= MPA_PD_MAX;
 }
 
+/* The RFC 6581 block at the start of the private data: IRD and ORD (14
+ * bits each) with their flags. */
+static inline void mpa_put_v2(uint8_t *p, uint16_t ird, uint16_t ord,
+			      uint32_t ird_flags, uint32_t ord_flags)
+{
+	put16(p, (ird & MPA_V2_LIMIT_MASK) | ird_flags);
+	put16(p + 2, (ord & MPA_V2_LIMIT_MASK) | ord_flags);
+}
+
+/* The libdat trailer at the end of the private data (TCP_EXT_F_*). */
+static inline void mpa_put_ext(uint8_t *p, uint32_t flags)
+{
+	put32(p, TCP_EXT_MAGIC);
+	put16(p + 4, TCP_EXT_VERSION);
+	put16(p + 6, flags);
+}
+
 #endif

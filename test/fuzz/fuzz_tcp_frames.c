@@ -3779,7 +3779,7 @@ static bool cond_resp_waits(void)
  * not read; the registration goes (and its memory is reused) with most of
  * the response still to send.  What goes out after that must not be the
  * memory's new contents: the STag is checked again for each piece, as
- * for Writes (tcp_data.c's place), or the connection ends. */
+ * for Writes (tcp_rx.c's place), or the connection ends. */
 static void read_after_dereg(long idx, uint64_t seed)
 {
 	const size_t len = 2u << 20;
@@ -3935,7 +3935,7 @@ static bool cond_both_seen(void)
 /* The endpoint has a Send (not yet acknowledged: the acks are on) and then
  * a Read outstanding; the peer's Terminate names the Read (its DDP and
  * RDMAP headers, hdrct M|D|R).  The Read must complete with the remote
- * error, the Send only FLUSHED (tcp_data.c's on_terminate means to pick
+ * error, the Send only FLUSHED (tcp_rx.c's on_terminate means to pick
  * the request by the terminated header's opcode). */
 static void terminate_names_read(long idx, uint64_t seed)
 {

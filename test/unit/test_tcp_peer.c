@@ -10,7 +10,7 @@
  *
  * Every case asserts the exact answer the provider gives: the Terminate's
  * layer / error type / code (RFC 5040 section 7.2, RFC 5041 section 7.2,
- * as tcp_data.c and tcp_mem.c choose them), the header it quotes, the one
+ * as tcp_rx.c, tcp_tx.c and tcp_mem.c choose them), the header it quotes, the one
  * terminal event our endpoint gets, every posted request completing exactly
  * once, and that no byte of registered memory moved.
  *
@@ -54,8 +54,8 @@
 #define WAIT_MS 20000
 #define MAXEV 512
 #define HANDSHAKE_MS 200        /* DAPL_TCP_HANDSHAKE_MS for the half-open cases */
-#define HALF_OPEN_MAX 256       /* tcp_dev.c's MAX_HALF_OPEN */
-#define HALF_OPEN_SRC 32        /* tcp_dev.c's MAX_HALF_OPEN_PER_SRC */
+#define HALF_OPEN_MAX 256       /* tcp_listen.c's MAX_HALF_OPEN */
+#define HALF_OPEN_SRC 32        /* tcp_listen.c's MAX_HALF_OPEN_PER_SRC */
 #define FLOOD 300               /* half-open handshakes in the flood cases */
 #define LONG_HANDSHAKE "DAPL_TCP_HANDSHAKE_MS=600000"  /* none expires */
 #define NKEYS 64                /* registrations whose STags are looked at */

@@ -104,7 +104,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_DRIVE_FPDUS 4096         /* FPDUs one drive takes before it lets the
                                         lock go (the socket stays readable) */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
-#define TCP_BUSY_NS 2000             /* a consumer that polled this recently polls now */
+#define TCP_BUSY_NS 5000             /* a consumer that polled this recently polls now */
 #define TCP_CQ_DRIVE_ALL 4           /* up to this many endpoints a CQ poll drives each */
 #define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
 #define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */

@@ -92,7 +92,8 @@ struct side {
 #define SINK (WORD + 64)                        /* where a Read lands */
 #define SRC (SINK + 64)                         /* what a Write sends */
 #define ADVERT (SRC + 64)                       /* the advert sent / received */
-#define SIDE_LEN (ADVERT + 4096)
+#define SIDE_LEN (3 * 4096)                      /* whole pages: aligned_alloc */
+_Static_assert(ADVERT + 128 <= SIDE_LEN, "the side's buffer holds its parts");
 
 static void side_create(struct hx_ia *ia, struct side *s)
 {

@@ -50,8 +50,28 @@ static int try_wait(struct dapl_tdev *dev)
 {
 	int ret;
 
+	int i, n = 0;
+	struct ofi_subcq *sub;
+
+	/* the EQ and the CQs whose fds listen: a quiet one is the
+	 * consumer's to move, and waking for it is what quiet avoids */
+	pthread_mutex_lock(&dev->quiet_lock);
+	if (!dev->fatal)
+		dev->wait_fids[n++] = &dev->eq->fid;
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		if (!cq->fds_on)
+			continue;
+		dev->wait_fids[n++] = &cq->fcq->fid;
+		for (sub = cq->subs; sub; sub = sub->next)
+			dev->wait_fids[n++] = &sub->fcq->fid;
+	}
+	pthread_mutex_unlock(&dev->quiet_lock);
+	if (!n)
+		return 0;
 	pthread_mutex_lock(&dev->progress_lock);
-	ret = fi_trywait(dev->fabric, dev->wait_fids, dev->nwait);
+	ret = fi_trywait(dev->fabric, dev->wait_fids, n);
 	pthread_mutex_unlock(&dev->progress_lock);
 	return ret;
 }
@@ -190,7 +210,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		 * (an SRQ limit, from a CQ lock) writes it again. */
 		while (read(dev->notify_fd, &v, sizeof(v)) > 0)
 			;
-		ofi_dev_timer_drain(dev);
+		ofi_dev_tick(dev);
 		pump_cqs(dev);
 
 		ev->srq = ofi_srq_take_limit(dev);
@@ -231,11 +251,11 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			ret = 0;
 			goto out;
 		}
-		/* Nothing pending: leave busy-polled CQs out, then let
-		 * libfabric say whether sleeping on the other fds is safe
-		 * (it re-arms them). */
+		/* Nothing pending: quiet the CQs the consumer drives, then
+		 * let libfabric say whether sleeping on its fds is safe (it
+		 * re-arms them). */
 		ofi_dev_update_busy(dev);
-		if (dev->nwait && try_wait(dev) == -FI_EAGAIN)
+		if (try_wait(dev) == -FI_EAGAIN)
 			continue;       /* something came meanwhile */
 		ret = -EAGAIN;
 		goto out;

@@ -37,15 +37,16 @@
  *  - The progress thread sleeps on the wait fds of every CQ and reads
  *    every CQ each time it wakes: that is what places RMA target data,
  *    answers Reads and notices disconnects.  A CQ the consumer spins on
- *    (driven) moves its own endpoints' data in cq_poll, so its fds, and
- *    those of a partner CQ all of whose endpoints are on it, stay
- *    registered but quiet, and the thread does not wake on every message;
- *    the consumer's poll that finds a completion turns them back on
- *    (ofi_dev.c, "driven CQs").  Nothing waits for a timer, except a CQ
- *    left after empty polls only (DAPL_OFI_TICK_MS).
+ *    (driven: many empty polls between two looks of the thread) moves
+ *    its own endpoints' data in cq_poll, so its fds, and those of a
+ *    partner CQ all of whose endpoints are on it, stay registered but
+ *    quiet, and the thread does not wake on every message (ofi_dev.c,
+ *    "driven CQs").  Every other CQ wakes it at its first arrival; a
+ *    driven CQ the consumer stops polling is taken back at the thread's
+ *    next look, at the latest after the tick (DAPL_OFI_TICK_MS).
  *
- * Lock order: dev->lock, then CQ locks (lower address first); srq->lock
- * is taken alone. */
+ * Lock order: dev->lock, then CQ locks (lower address first), then
+ * dev->quiet_lock; srq->lock is taken alone. */
 #ifndef PROVIDERS_OFI_OFI_H
 #define PROVIDERS_OFI_OFI_H
 
@@ -77,8 +78,8 @@ extern const struct udapl_transport_ops dapl_ofi_ops;
 #define OFI_QUEUE_MAX 1024       /* tx/rx size asked of libfabric (tcp's tx maximum) */
 #define OFI_READS_MAX 128        /* reported max_ird/max_ord: reads are software */
 #define OFI_BUSY_POLLS 8         /* empty polls in a row that mean 'the consumer spins here' */
-#define OFI_TICK_MS 2            /* a driven CQ left without a completion is handed
-                                    back after this (DAPL_OFI_TICK_MS, 0: never) */
+#define OFI_TICK_MS 2            /* a driven CQ nobody polls any more is taken back
+                                    after this at the latest (DAPL_OFI_TICK_MS, 0: never) */
 #define OFI_HANDSHAKE_MS 2000    /* a connection request whose bytes stop
                                     coming is cut after this (DAPL_OFI_HANDSHAKE_MS) */
 
@@ -161,6 +162,7 @@ struct dapl_tcq {
 	/* cq_poll calls that found nothing, and as many when the progress
 	 * thread looked last (cq->lock) */
 	uint32_t empty_polls, empty_seen;
+	pthread_t poller;               /* the thread that polled it empty last (cq->lock) */
 	/* dev->quiet_lock: the consumer spins here; its fds listen in
 	 * dev->epfd; endpoints on it; the other CQs of its endpoints */
 	bool driven, fds_on;
@@ -287,7 +289,7 @@ struct dapl_tdev {
 	int eq_fd;
 	int epfd;                       /* progress fd: EQ, CQs, notify_fd, timer_fd, connq */
 	int notify_fd;                  /* eventfd: an SRQ limit, or more to do */
-	int timer_fd;                   /* hand back driven CQs left idle (tick_ns) */
+	int timer_fd;                   /* the next look at driven CQs (tick_ns) */
 	/* the IA's address, AF_INET or AF_INET6 (port 0): every listener
 	 * and every connection's fid_ep is bound to it */
 	struct sockaddr_storage addr;
@@ -298,8 +300,10 @@ struct dapl_tdev {
 
 	struct dapl_tcq **cqs;          /* every CQ, for the progress pump */
 	int ncqs, cqs_cap;
-	struct fid **wait_fids;         /* EQ + CQs, for fi_trywait */
-	int nwait, wait_cap;
+	/* room for the EQ and every CQ and sub-CQ: the fi_trywait list,
+	 * made by each try_wait of the CQs whose fds listen (ofi_event.c) */
+	struct fid **wait_fids;
+	int wait_cap;
 
 	struct fi_info *info_srx;       /* info, for eps on an SRQ */
 	struct dapl_tlisten *listeners;
@@ -504,7 +508,7 @@ void ofi_dev_tick(struct dapl_tdev *dev);
  * OFI_BUSY_POLLS times since the last look, and not armed, is driven;
  * others are not; the tick is armed while any is. */
 void ofi_dev_update_busy(struct dapl_tdev *dev);
-/* dev->lock held: rebuilds the fi_trywait list (after dev->fatal). */
+/* dev->lock held: makes room in wait_fids for every CQ and sub-CQ. */
 int ofi_dev_sync_waits(struct dapl_tdev *dev);
 /* Makes the progress fd readable (an SRQ limit, or more to do). */
 void ofi_dev_notify(struct dapl_tdev *dev);

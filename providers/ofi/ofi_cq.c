@@ -550,6 +550,7 @@ int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only)
 	pthread_mutex_unlock(&cq->dev->progress_lock);
 	cq->armed = true;
 	/* the consumer sleeps now: the thread must listen for it again */
+	cq->empty_seen = cq->empty_polls;
 	ofi_cq_drive(cq, false);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
@@ -617,8 +618,10 @@ int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 		ofi_cq_drain(cq);
 		drained = true;
 	}
-	if (n == 0)
+	if (n == 0) {
 		cq->empty_polls++;
+		cq->poller = pthread_self();
+	}
 	ofi_cq_kick(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return n;

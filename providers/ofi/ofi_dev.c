@@ -571,8 +571,27 @@ void ofi_dev_close(struct dapl_tdev *dev)
 
 int ofi_progress_fds(struct dapl_tdev *dev, int *fds, int max)
 {
+	int i;
+
 	if (max < 1 || !fds)
 		return -EINVAL;
+	/* A consumer thread about to wait for a connection event (the
+	 * core's waiter sleeps on these fds) is not spinning on the CQs it
+	 * polled last: take them back now, or a disconnect on their
+	 * endpoints would be noticed only at the tick. */
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		pthread_mutex_lock(&cq->lock);
+		if (cq->driven && pthread_equal(cq->poller, pthread_self())) {
+			/* its empty polls so far are the past */
+			cq->empty_seen = cq->empty_polls;
+			ofi_cq_drive(cq, false);
+		}
+		pthread_mutex_unlock(&cq->lock);
+	}
+	pthread_mutex_unlock(&dev->lock);
 	fds[0] = dev->epfd;
 	return 1;
 }
@@ -588,12 +607,12 @@ void ofi_dev_notify(struct dapl_tdev *dev)
 
 /* ---- CQs in the progress pump ------------------------------------------------- */
 
-/* Rebuilds the fi_trywait list (EQ first, unless it is dead) from the
- * CQs that are in the epoll set.  Only ofi_dev_add_cq/add_subcq grow it,
- * so the others cannot fail. */
+/* Room for the fi_trywait list: the EQ and every CQ and sub-CQ (each
+ * try_wait lists those that listen).  Only ofi_dev_add_cq/add_subcq
+ * grow it, so the others cannot fail. */
 int ofi_dev_sync_waits(struct dapl_tdev *dev)
 {
-	int need = 1, n = 0, i;
+	int need = 1, i;
 	struct ofi_subcq *sub;
 
 	for (i = 0; i < dev->ncqs; i++) {
@@ -610,35 +629,31 @@ int ofi_dev_sync_waits(struct dapl_tdev *dev)
 		dev->wait_fids = fids;
 		dev->wait_cap = need;
 	}
-	if (!dev->fatal)
-		dev->wait_fids[n++] = &dev->eq->fid;
-	for (i = 0; i < dev->ncqs; i++) {
-		struct dapl_tcq *cq = dev->cqs[i];
-
-		dev->wait_fids[n++] = &cq->fcq->fid;
-		for (sub = cq->subs; sub; sub = sub->next)
-			dev->wait_fids[n++] = &sub->fcq->fid;
-	}
-	dev->nwait = n;
 	return 0;
 }
 
 /* ---- driven CQs ----------------------------------------------------------------
  *
- * A CQ the consumer spins on (OFI_BUSY_POLLS empty polls in a row, not
- * armed) is "driven": its own fi_cq_read moves the data of every
- * endpoint bound to it, so the progress thread need not wake for them,
- * and waking it costs the peer's send a cross-CPU wakeup per message
- * (5x the 8 B ping-pong).  So a driven CQ's fds, and those of a partner
- * CQ whose every endpoint is also on it, are registered in the progress
- * set with no events (quiet).  Nothing else is quiet: an endpoint the
- * consumer does not drive (it spins on another EVD) keeps waking the
- * thread at its first arrival.  The consumer hands the CQ back itself,
- * at once, in the poll that finds something (it may now turn to
- * memory): the fds are re-armed, level-triggered, so data already
- * waiting wakes the thread.  Only a consumer that stops after empty
- * polls without a completion leaves a CQ driven: the tick
- * (DAPL_OFI_TICK_MS) hands it back.  All of it under dev->quiet_lock. */
+ * A CQ the consumer spins on is "driven": its own fi_cq_read moves the
+ * data of every endpoint bound to it, so the progress thread need not
+ * wake for them, and waking it would cost the peer's send a cross-CPU
+ * wakeup per message (the 8 B ping-pong ran 4-5x slower so).  Each time
+ * the thread is about to sleep it looks: a CQ polled empty
+ * OFI_BUSY_POLLS times since its last look, and not armed, is driven,
+ * any other is not.  A driven CQ's fds, and those of a partner CQ all of
+ * whose endpoints are also on it (tcp's CQ fd watches the sockets of
+ * every endpoint bound to the CQ), stay registered in the progress set
+ * with no events (quiet).  Nothing else is quiet: an endpoint the
+ * consumer does not drive, say while it spins on another EVD, wakes the
+ * thread at its first arrival (until 2026-11-28 every CQ of the IA went
+ * out and only the tick brought them back: 2 ms per RDMA operation).
+ * A waiter arming the CQ hands it back at once, and so does the thread
+ * that polled it last when it goes to wait for a connection event
+ * (ofi_progress_fds); a consumer that stops polling a driven CQ
+ * otherwise is noticed at the thread's next look, which the tick
+ * (DAPL_OFI_TICK_MS) guarantees within 2 ms.  Re-enabled fds are
+ * level-triggered: data already waiting wakes the thread.  All of it
+ * under dev->quiet_lock. */
 
 /* quiet_lock held: whether every endpoint on cq is also on a driven CQ. */
 static bool cq_want_quiet(struct dapl_tcq *cq)

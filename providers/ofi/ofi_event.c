@@ -5,10 +5,11 @@
  * fi_cq_read, and what it reads goes to the CQ's ready list for cq_poll.
  * Then it returns a synthesised event (SRQ limit, local disconnect), then
  * a connection request the listener thread queued (ofi_listen.c), then an
- * event of the endpoints' EQ.  When nothing is left it calls fi_trywait on the EQ and every CQ
- * before returning -EAGAIN, so the progress fd (an epoll set holding their
- * wait fds and our two eventfds) fires for anything that happens later
- * and stays quiet otherwise. */
+ * event of the endpoints' EQ.  When nothing is left it decides which CQs
+ * the consumer drives (ofi_dev.c) and calls fi_trywait on the EQ and
+ * every other CQ before returning -EAGAIN, so the progress fd (an epoll
+ * set holding their wait fds and our eventfds) fires for anything that
+ * happens later and stays quiet otherwise. */
 #include "config.h"
 
 #include <errno.h>
@@ -48,10 +49,8 @@ static void pump_cqs(struct dapl_tdev *dev)
  * later Send's, on another EP, is (test_order). */
 static int try_wait(struct dapl_tdev *dev)
 {
-	int ret;
-
-	int i, n = 0;
 	struct ofi_subcq *sub;
+	int ret, i, n = 0;
 
 	/* the EQ and the CQs whose fds listen: a quiet one is the
 	 * consumer's to move, and waking for it is what quiet avoids */

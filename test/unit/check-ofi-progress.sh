@@ -27,7 +27,7 @@ DAT_OVERRIDE=$DAT_TEST_CONF DAPL_OFI_TICK_MS=0 \
 rc=$?
 grep "^bench:" "$out"
 if [ $rc -ne 0 ]; then
-	echo "FAIL: dat_bench exited $rc (124: timed out, a target never progressed)"
+	echo "FAIL: dat_bench exited $rc (124: it timed out; 1: it saw a side make no progress, or a teardown without DISCONNECTED)"
 	tail -20 "$out"
 	exit 1
 fi

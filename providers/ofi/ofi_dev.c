@@ -584,7 +584,7 @@ int ofi_progress_fds(struct dapl_tdev *dev, int *fds, int max)
 		struct dapl_tcq *cq = dev->cqs[i];
 
 		pthread_mutex_lock(&cq->lock);
-		if (cq->driven && pthread_equal(cq->poller, pthread_self())) {
+		if (pthread_equal(cq->poller, pthread_self())) {
 			/* its empty polls so far are the past */
 			cq->empty_seen = cq->empty_polls;
 			ofi_cq_drive(cq, false);
@@ -876,8 +876,12 @@ void ofi_dev_update_busy(struct dapl_tdev *dev)
 		struct dapl_tcq *cq = dev->cqs[i];
 
 		pthread_mutex_lock(&cq->lock);
+		/* not by the thread looking: a consumer that polled it and
+		 * now pumps events itself (a waiter on a connection EVD) is
+		 * not spinning on it any more */
 		ofi_cq_drive(cq, !cq->armed && cq->empty_polls -
-			     cq->empty_seen >= OFI_BUSY_POLLS);
+			     cq->empty_seen >= OFI_BUSY_POLLS &&
+			     !pthread_equal(cq->poller, pthread_self()));
 		cq->empty_seen = cq->empty_polls;
 		pthread_mutex_unlock(&cq->lock);
 	}

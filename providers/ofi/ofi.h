@@ -34,15 +34,19 @@
  *    CQ is opened in the device's domain, so an endpoint of another
  *    domain completes through a sub-CQ of its domain (an ofi_subcq shared
  *    by the endpoints of that domain on that CQ), read along with it.
- *  - The progress thread sleeps on the wait fds of every CQ, but a CQ the
- *    consumer is busy polling (many empty polls, not armed) is left out
- *    of its epoll set, so the thread does not wake, and fight for the CQ
- *    lock, on every message; a timerfd brings it back every
- *    OFI_BUSY_TICK_NS to re-check (and to pump every CQ, which is what
- *    moves RMA target data and notices disconnects).
+ *  - The progress thread sleeps on the wait fds of every CQ and reads
+ *    every CQ each time it wakes: that is what places RMA target data,
+ *    answers Reads and notices disconnects.  A CQ the consumer spins on
+ *    (driven: many empty polls between two looks of the thread) moves
+ *    its own endpoints' data in cq_poll, so its fds, and those of a
+ *    partner CQ all of whose endpoints are on it, stay registered but
+ *    quiet, and the thread does not wake on every message (ofi_dev.c,
+ *    "driven CQs").  Every other CQ wakes it at its first arrival; a
+ *    driven CQ the consumer stops polling is taken back at the thread's
+ *    next look, at the latest after the tick (DAPL_OFI_TICK_MS).
  *
- * Lock order: dev->lock, then CQ locks (lower address first); srq->lock
- * is taken alone. */
+ * Lock order: dev->lock, then CQ locks (lower address first), then
+ * dev->quiet_lock; srq->lock is taken alone. */
 #ifndef PROVIDERS_OFI_OFI_H
 #define PROVIDERS_OFI_OFI_H
 
@@ -73,8 +77,9 @@ extern const struct udapl_transport_ops dapl_ofi_ops;
 #define OFI_CM_DATA_MAX 256      /* FI_OPT_CM_DATA_SIZE; tcp 1.17 does not check it */
 #define OFI_QUEUE_MAX 1024       /* tx/rx size asked of libfabric (tcp's tx maximum) */
 #define OFI_READS_MAX 128        /* reported max_ird/max_ord: reads are software */
-#define OFI_BUSY_POLLS 8         /* empty polls between checks that mean 'busy polling' */
-#define OFI_BUSY_TICK_NS 2000000 /* how often a busy CQ is looked at anyway */
+#define OFI_BUSY_POLLS 8         /* empty polls in a row that mean 'the consumer spins here' */
+#define OFI_TICK_MS 2            /* a driven CQ nobody polls any more is taken back
+                                    after this at the latest (DAPL_OFI_TICK_MS, 0: never) */
 #define OFI_HANDSHAKE_MS 2000    /* a connection request whose bytes stop
                                     coming is cut after this (DAPL_OFI_HANDSHAKE_MS) */
 
@@ -154,10 +159,22 @@ struct dapl_tcq {
 	struct ofi_slot *ready_head, *ready_tail;
 	struct ofi_queue *zombies;      /* queues of destroyed eps with ready slots */
 	struct ofi_subcq *subs;         /* private CQs of the SRQ eps receiving here */
-	/* busy-poll detection: cq_poll calls that found nothing, counted
-	 * under lock; the progress thread compares with what it saw last */
+	/* cq_poll calls that found nothing, and as many when the progress
+	 * thread looked last (cq->lock) */
 	uint32_t empty_polls, empty_seen;
-	bool excluded;                  /* left out of dev->epfd (dev->lock) */
+	pthread_t poller;               /* the thread that polled it empty last (cq->lock) */
+	/* dev->quiet_lock: the consumer spins here; its fds listen in
+	 * dev->epfd; endpoints on it; the other CQs of its endpoints */
+	bool driven, fds_on;
+	int eps;
+	struct ofi_cqlink *links;
+	int nlinks, links_cap;
+};
+
+/* One other CQ of a CQ's endpoints, and how many endpoints use both. */
+struct ofi_cqlink {
+	struct dapl_tcq *cq;
+	int eps;
 };
 
 /* A libfabric CQ read along with a dapl_tcq's own (see the top): the
@@ -262,6 +279,9 @@ struct dapl_tmw {
 struct dapl_tdev {
 	pthread_mutex_t lock;
 	pthread_mutex_t progress_lock;  /* libfabric CQ reads, one at a time (ofi_cq.c) */
+	pthread_mutex_t quiet_lock;     /* driven CQs (ofi_dev.c); taken last */
+	uint64_t tick_ns;               /* DAPL_OFI_TICK_MS, 0 off */
+	bool tick_set;                  /* timer_fd armed (quiet_lock) */
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -269,7 +289,7 @@ struct dapl_tdev {
 	int eq_fd;
 	int epfd;                       /* progress fd: EQ, CQs, notify_fd, timer_fd, connq */
 	int notify_fd;                  /* eventfd: an SRQ limit, or more to do */
-	int timer_fd;                   /* re-check busy CQs (OFI_BUSY_TICK_NS) */
+	int timer_fd;                   /* the next look at driven CQs (tick_ns) */
 	/* the IA's address, AF_INET or AF_INET6 (port 0): every listener
 	 * and every connection's fid_ep is bound to it */
 	struct sockaddr_storage addr;
@@ -280,8 +300,10 @@ struct dapl_tdev {
 
 	struct dapl_tcq **cqs;          /* every CQ, for the progress pump */
 	int ncqs, cqs_cap;
-	struct fid **wait_fids;         /* EQ + CQs not excluded, for fi_trywait */
-	int nwait, wait_cap;
+	/* room for the EQ and every CQ and sub-CQ: the fi_trywait list,
+	 * made by each try_wait of the CQs whose fds listen (ofi_event.c) */
+	struct fid **wait_fids;
+	int wait_cap;
 
 	struct fi_info *info_srx;       /* info, for eps on an SRQ */
 	struct dapl_tlisten *listeners;
@@ -475,13 +497,19 @@ int ofi_dev_add_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 		      struct ofi_subcq *sub);
 void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 			  struct ofi_subcq *sub);
-/* dev->lock held: leaves CQs that are busy-polled out of the progress fd,
- * takes idle ones back; arms the re-check timer while any is out. */
+/* cq->lock held: the consumer spins on cq (on), or left it (off). */
+void ofi_cq_drive(struct dapl_tcq *cq, bool on);
+/* dev->lock held: an endpoint on scq and rcq comes (delta 1) or goes (-1). */
+int ofi_dev_link_ep(struct dapl_tdev *dev, struct dapl_tcq *scq,
+		    struct dapl_tcq *rcq, int delta);
+/* dev->lock held: reads the tick (it woke the thread). */
+void ofi_dev_tick(struct dapl_tdev *dev);
+/* dev->lock held, before the thread sleeps: a CQ polled empty
+ * OFI_BUSY_POLLS times since the last look, and not armed, is driven;
+ * others are not; the tick is armed while any is. */
 void ofi_dev_update_busy(struct dapl_tdev *dev);
-/* dev->lock held: rebuilds the fi_trywait list (after dev->fatal). */
+/* dev->lock held: makes room in wait_fids for every CQ and sub-CQ. */
 int ofi_dev_sync_waits(struct dapl_tdev *dev);
-/* dev->lock held: reads the re-check timer (it woke the thread). */
-void ofi_dev_timer_drain(struct dapl_tdev *dev);
 /* Makes the progress fd readable (an SRQ limit, or more to do). */
 void ofi_dev_notify(struct dapl_tdev *dev);
 

@@ -497,6 +497,7 @@ int ofi_cq_destroy(struct dapl_tcq *cq)
 	}
 	close(cq->event_fd);
 	pthread_mutex_destroy(&cq->lock);
+	free(cq->links);
 	free(cq);
 	return 0;
 }
@@ -548,10 +549,9 @@ int ofi_cq_arm(struct dapl_tcq *cq, int solicited_only)
 	}
 	pthread_mutex_unlock(&cq->dev->progress_lock);
 	cq->armed = true;
-	/* left out of the progress fd as busy: the thread must take it
-	 * back now, or this waiter sleeps until the next re-check */
-	if (cq->excluded)
-		ofi_dev_notify(cq->dev);
+	/* the consumer sleeps now: the thread must listen for it again */
+	cq->empty_seen = cq->empty_polls;
+	ofi_cq_drive(cq, false);
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
@@ -618,8 +618,10 @@ int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 		ofi_cq_drain(cq);
 		drained = true;
 	}
-	if (n == 0)
+	if (n == 0) {
 		cq->empty_polls++;
+		cq->poller = pthread_self();
+	}
 	ofi_cq_kick(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return n;

@@ -247,6 +247,17 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	dev->connq.fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->progress_lock, NULL);
+	pthread_mutex_init(&dev->quiet_lock, NULL);
+	dev->tick_ns = (uint64_t)OFI_TICK_MS * 1000000u;
+	{
+		/* a debug knob: 0 shows what only the tick would rescue */
+		const char *t = getenv("DAPL_OFI_TICK_MS");
+
+		unsigned long long ms;
+
+		if (t && *t && (ms = strtoull(t, NULL, 10)) <= 60000)
+			dev->tick_ns = ms * 1000000u;
+	}
 
 	/* Our own descriptors first: when the process has none left this
 	 * fails with EMFILE, where libfabric's failures lose the errno. */
@@ -443,13 +454,33 @@ void ofi_dev_close(struct dapl_tdev *dev)
 	free(dev->wait_fids);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_mutex_destroy(&dev->progress_lock);
+	pthread_mutex_destroy(&dev->quiet_lock);
 	free(dev);
 }
 
 int ofi_progress_fds(struct dapl_tdev *dev, int *fds, int max)
 {
+	int i;
+
 	if (max < 1 || !fds)
 		return -EINVAL;
+	/* A consumer thread about to wait for a connection event (the
+	 * core's waiter sleeps on these fds) is not spinning on the CQs it
+	 * polled last: take them back now, or a disconnect on their
+	 * endpoints would be noticed only at the tick. */
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		pthread_mutex_lock(&cq->lock);
+		if (pthread_equal(cq->poller, pthread_self())) {
+			/* its empty polls so far are the past */
+			cq->empty_seen = cq->empty_polls;
+			ofi_cq_drive(cq, false);
+		}
+		pthread_mutex_unlock(&cq->lock);
+	}
+	pthread_mutex_unlock(&dev->lock);
 	fds[0] = dev->epfd;
 	return 1;
 }
@@ -465,12 +496,12 @@ void ofi_dev_notify(struct dapl_tdev *dev)
 
 /* ---- CQs in the progress pump ------------------------------------------------- */
 
-/* Rebuilds the fi_trywait list (EQ first, unless it is dead) from the
- * CQs that are in the epoll set.  Only ofi_dev_add_cq/add_subcq grow it,
- * so the others cannot fail. */
+/* Room for the fi_trywait list: the EQ and every CQ and sub-CQ (each
+ * try_wait lists those that listen).  Only ofi_dev_add_cq/add_subcq
+ * grow it, so the others cannot fail. */
 int ofi_dev_sync_waits(struct dapl_tdev *dev)
 {
-	int need = 1, n = 0, i;
+	int need = 1, i;
 	struct ofi_subcq *sub;
 
 	for (i = 0; i < dev->ncqs; i++) {
@@ -487,35 +518,152 @@ int ofi_dev_sync_waits(struct dapl_tdev *dev)
 		dev->wait_fids = fids;
 		dev->wait_cap = need;
 	}
-	if (!dev->fatal)
-		dev->wait_fids[n++] = &dev->eq->fid;
-	for (i = 0; i < dev->ncqs; i++) {
-		struct dapl_tcq *cq = dev->cqs[i];
-
-		if (cq->excluded)
-			continue;
-		dev->wait_fids[n++] = &cq->fcq->fid;
-		for (sub = cq->subs; sub; sub = sub->next)
-			dev->wait_fids[n++] = &sub->fcq->fid;
-	}
-	dev->nwait = n;
 	return 0;
 }
 
-/* Puts cq's fds into the progress epoll set or takes them out. */
-static void cq_fds_epoll(struct dapl_tdev *dev, struct dapl_tcq *cq, bool in)
+/* ---- driven CQs ----------------------------------------------------------------
+ *
+ * A CQ the consumer spins on is "driven": its own fi_cq_read moves the
+ * data of every endpoint bound to it, so the progress thread need not
+ * wake for them, and waking it would cost the peer's send a cross-CPU
+ * wakeup per message (the 8 B ping-pong ran 4-5x slower so).  Each time
+ * the thread is about to sleep it looks: a CQ polled empty
+ * OFI_BUSY_POLLS times since its last look, and not armed, is driven,
+ * any other is not.  A driven CQ's fds, and those of a partner CQ all of
+ * whose endpoints are also on it (tcp's CQ fd watches the sockets of
+ * every endpoint bound to the CQ), stay registered in the progress set
+ * with no events (quiet).  Nothing else is quiet: an endpoint the
+ * consumer does not drive, say while it spins on another EVD, wakes the
+ * thread at its first arrival (until 2026-11-28 every CQ of the IA went
+ * out and only the tick brought them back: 2 ms per RDMA operation).
+ * A waiter arming the CQ hands it back at once, and so does the thread
+ * that polled it last when it goes to wait for a connection event
+ * (ofi_progress_fds); a consumer that stops polling a driven CQ
+ * otherwise is noticed at the thread's next look, which the tick
+ * (DAPL_OFI_TICK_MS) guarantees within 2 ms.  Re-enabled fds are
+ * level-triggered: data already waiting wakes the thread.  All of it
+ * under dev->quiet_lock. */
+
+/* quiet_lock held: whether every endpoint on cq is also on a driven CQ. */
+static bool cq_want_quiet(struct dapl_tcq *cq)
 {
+	int i;
+
+	if (cq->driven)
+		return true;
+	for (i = 0; i < cq->nlinks; i++)
+		if (cq->links[i].cq->driven && cq->links[i].eps == cq->eps)
+			return true;
+	return false;
+}
+
+static void fd_events(struct dapl_tdev *dev, int fd, uint32_t events)
+{
+	struct epoll_event e = { .events = events, .data.fd = fd };
+
+	epoll_ctl(dev->epfd, EPOLL_CTL_MOD, fd, &e);
+}
+
+/* quiet_lock held: cq's fds quiet or listening, as they should be. */
+static void cq_apply(struct dapl_tdev *dev, struct dapl_tcq *cq)
+{
+	bool on = !cq_want_quiet(cq);
+	uint32_t ev = on ? EPOLLIN : 0;
 	struct ofi_subcq *sub;
 
-	if (in) {
-		epoll_add(dev->epfd, cq->fcq_fd);
-		for (sub = cq->subs; sub; sub = sub->next)
-			epoll_add(dev->epfd, sub->fd);
-	} else {
-		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
-		for (sub = cq->subs; sub; sub = sub->next)
-			epoll_ctl(dev->epfd, EPOLL_CTL_DEL, sub->fd, NULL);
+	if (on == cq->fds_on)
+		return;
+	cq->fds_on = on;
+	fd_events(dev, cq->fcq_fd, ev);
+	for (sub = cq->subs; sub; sub = sub->next)
+		fd_events(dev, sub->fd, ev);
+}
+
+static void tick_arm(struct dapl_tdev *dev)
+{
+	struct itimerspec its;
+
+	if (!dev->tick_ns || dev->tick_set)
+		return;
+	dev->tick_set = true;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(dev->tick_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(dev->tick_ns % 1000000000u);
+	timerfd_settime(dev->timer_fd, 0, &its, NULL);
+}
+
+void ofi_cq_drive(struct dapl_tcq *cq, bool on)
+{
+	struct dapl_tdev *dev = cq->dev;
+	int i;
+
+	pthread_mutex_lock(&dev->quiet_lock);
+	if (cq->driven != on) {
+		cq->driven = on;
+		cq_apply(dev, cq);
+		for (i = 0; i < cq->nlinks; i++)
+			cq_apply(dev, cq->links[i].cq);
 	}
+	if (cq->driven)
+		tick_arm(dev);
+	pthread_mutex_unlock(&dev->quiet_lock);
+}
+
+/* quiet_lock held: a counts one endpoint more (delta 1) or less (-1)
+ * that is also on b. */
+static int cq_link(struct dapl_tcq *a, struct dapl_tcq *b, int delta)
+{
+	int i;
+
+	for (i = 0; i < a->nlinks; i++)
+		if (a->links[i].cq == b)
+			break;
+	if (i == a->nlinks) {
+		if (delta < 0)
+			return 0;
+		if (a->nlinks == a->links_cap) {
+			int cap = a->links_cap ? 2 * a->links_cap : 4;
+			struct ofi_cqlink *l = realloc(a->links,
+						      (size_t)cap * sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			a->links = l;
+			a->links_cap = cap;
+		}
+		a->links[i].cq = b;
+		a->links[i].eps = 0;
+		a->nlinks++;
+	}
+	a->links[i].eps += delta;
+	if (a->links[i].eps == 0)
+		a->links[i] = a->links[--a->nlinks];
+	return 0;
+}
+
+int ofi_dev_link_ep(struct dapl_tdev *dev, struct dapl_tcq *scq,
+		    struct dapl_tcq *rcq, int delta)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->quiet_lock);
+	if (scq != rcq) {
+		ret = cq_link(scq, rcq, delta);
+		if (!ret) {
+			ret = cq_link(rcq, scq, delta);
+			if (ret)
+				cq_link(scq, rcq, -delta);
+		}
+		if (!ret)
+			rcq->eps += delta;
+	}
+	if (!ret) {
+		scq->eps += delta;
+		cq_apply(dev, scq);
+		cq_apply(dev, rcq);
+	}
+	pthread_mutex_unlock(&dev->quiet_lock);
+	return ret;
 }
 
 int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
@@ -535,6 +683,7 @@ int ofi_dev_add_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
 	ret = epoll_add(dev->epfd, cq->fcq_fd);
 	if (ret)
 		return ret;
+	cq->fds_on = true;
 	dev->cqs[dev->ncqs++] = cq;
 	ret = ofi_dev_sync_waits(dev);
 	if (ret) {
@@ -548,8 +697,7 @@ void ofi_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
 {
 	int i;
 
-	if (!cq->excluded)
-		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
+	epoll_ctl(dev->epfd, EPOLL_CTL_DEL, cq->fcq_fd, NULL);
 	for (i = 0; i < dev->ncqs; i++) {
 		if (dev->cqs[i] == cq) {
 			dev->cqs[i] = dev->cqs[--dev->ncqs];
@@ -562,15 +710,19 @@ void ofi_dev_remove_cq(struct dapl_tdev *dev, struct dapl_tcq *cq)
 int ofi_dev_add_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 		      struct ofi_subcq *sub)
 {
+	struct epoll_event e = { .data.fd = sub->fd };
 	int ret;
 
-	if (!cq->excluded) {
-		ret = epoll_add(dev->epfd, sub->fd);
-		if (ret)
-			return ret;
+	pthread_mutex_lock(&dev->quiet_lock);
+	e.events = cq->fds_on ? EPOLLIN : 0;
+	ret = epoll_ctl(dev->epfd, EPOLL_CTL_ADD, sub->fd, &e) ? -errno : 0;
+	if (!ret) {
+		sub->next = cq->subs;
+		cq->subs = sub;
 	}
-	sub->next = cq->subs;
-	cq->subs = sub;
+	pthread_mutex_unlock(&dev->quiet_lock);
+	if (ret)
+		return ret;
 	ret = ofi_dev_sync_waits(dev);
 	if (ret)
 		ofi_dev_remove_subcq(dev, cq, sub);
@@ -582,67 +734,44 @@ void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 {
 	struct ofi_subcq **pp;
 
+	pthread_mutex_lock(&dev->quiet_lock);
 	for (pp = &cq->subs; *pp; pp = &(*pp)->next) {
 		if (*pp == sub) {
 			*pp = sub->next;
 			break;
 		}
 	}
-	if (!cq->excluded)
-		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, sub->fd, NULL);
+	epoll_ctl(dev->epfd, EPOLL_CTL_DEL, sub->fd, NULL);
+	pthread_mutex_unlock(&dev->quiet_lock);
 	ofi_dev_sync_waits(dev);
 }
 
-void ofi_dev_update_busy(struct dapl_tdev *dev)
-{
-	struct itimerspec its;
-	bool busy = false, changed = false, any = false;
-	int i;
-
-	/* tcp 1.17's CQ wait fd polls the sockets of every ep bound to the
-	 * CQ, and an ep is bound to a send and a recv CQ: leaving out only
-	 * the polled CQ would still wake this thread on every message.  So
-	 * while the consumer busy-polls any CQ, every CQ nobody sleeps on
-	 * stays out (the consumer's polling moves the eps it cares about;
-	 * the timer pumps the rest). */
-	for (i = 0; i < dev->ncqs; i++) {
-		struct dapl_tcq *cq = dev->cqs[i];
-
-		pthread_mutex_lock(&cq->lock);
-		if (!cq->armed &&
-		    cq->empty_polls - cq->empty_seen >= OFI_BUSY_POLLS)
-			busy = true;
-		cq->empty_seen = cq->empty_polls;
-		pthread_mutex_unlock(&cq->lock);
-	}
-	for (i = 0; i < dev->ncqs; i++) {
-		struct dapl_tcq *cq = dev->cqs[i];
-		bool out;
-
-		pthread_mutex_lock(&cq->lock);
-		out = busy && !cq->armed;
-		if (out != cq->excluded) {
-			cq_fds_epoll(dev, cq, !out);
-			cq->excluded = out;
-			changed = true;
-		}
-		pthread_mutex_unlock(&cq->lock);
-		any |= out;
-	}
-	if (changed)
-		ofi_dev_sync_waits(dev);
-	/* one-shot: each sleep of the progress thread re-arms it */
-	memset(&its, 0, sizeof(its));
-	if (any)
-		its.it_value.tv_nsec = OFI_BUSY_TICK_NS;
-	if (any || changed)
-		timerfd_settime(dev->timer_fd, 0, &its, NULL);
-}
-
-void ofi_dev_timer_drain(struct dapl_tdev *dev)
+void ofi_dev_tick(struct dapl_tdev *dev)
 {
 	uint64_t v;
 
 	while (read(dev->timer_fd, &v, sizeof(v)) > 0)
 		;
+	pthread_mutex_lock(&dev->quiet_lock);
+	dev->tick_set = false;
+	pthread_mutex_unlock(&dev->quiet_lock);
+}
+
+void ofi_dev_update_busy(struct dapl_tdev *dev)
+{
+	int i;
+
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		pthread_mutex_lock(&cq->lock);
+		/* not by the thread looking: a consumer that polled it and
+		 * now pumps events itself (a waiter on a connection EVD) is
+		 * not spinning on it any more */
+		ofi_cq_drive(cq, !cq->armed && cq->empty_polls -
+			     cq->empty_seen >= OFI_BUSY_POLLS &&
+			     !pthread_equal(cq->poller, pthread_self()));
+		cq->empty_seen = cq->empty_polls;
+		pthread_mutex_unlock(&cq->lock);
+	}
 }

@@ -277,6 +277,8 @@ int ofi_ep_create(struct dapl_tpd *pd, struct dapl_tcq *send_cq,
 	if (!ret && srq)
 		ret = srq->dead || srq->pd != pd ? -EINVAL :
 		      subcq_new(dev, recv_cq, pd->domain, ep, &ep->sub);
+	if (!ret)
+		ret = ofi_dev_link_ep(dev, send_cq, recv_cq, 1);
 	if (ret) {
 		ofi_ep_lock_cqs(ep);
 		subcqs_release(ep);
@@ -311,6 +313,7 @@ int ofi_ep_destroy(struct dapl_tep *ep)
 		ofi_queue_release(ep->rq);
 	subcqs_release(ep);
 	ofi_ep_unlock_cqs(ep);
+	ofi_dev_link_ep(dev, ep->scq, ep->rcq, -1);
 	ep->scq->users--;
 	ep->rcq->users--;
 	if (ep->srq)

@@ -5,10 +5,11 @@
  * fi_cq_read, and what it reads goes to the CQ's ready list for cq_poll.
  * Then it returns a synthesised event (SRQ limit, local disconnect), then
  * a connection request the listener thread queued (ofi_listen.c), then an
- * event of the endpoints' EQ.  When nothing is left it calls fi_trywait on the EQ and every CQ
- * before returning -EAGAIN, so the progress fd (an epoll set holding their
- * wait fds and our two eventfds) fires for anything that happens later
- * and stays quiet otherwise. */
+ * event of the endpoints' EQ.  When nothing is left it decides which CQs
+ * the consumer drives (ofi_dev.c) and calls fi_trywait on the EQ and
+ * every other CQ before returning -EAGAIN, so the progress fd (an epoll
+ * set holding their wait fds and our eventfds) fires for anything that
+ * happens later and stays quiet otherwise. */
 #include "config.h"
 
 #include <errno.h>
@@ -48,10 +49,28 @@ static void pump_cqs(struct dapl_tdev *dev)
  * later Send's, on another EP, is (test_order). */
 static int try_wait(struct dapl_tdev *dev)
 {
-	int ret;
+	struct ofi_subcq *sub;
+	int ret, i, n = 0;
 
+	/* the EQ and the CQs whose fds listen: a quiet one is the
+	 * consumer's to move, and waking for it is what quiet avoids */
+	pthread_mutex_lock(&dev->quiet_lock);
+	if (!dev->fatal)
+		dev->wait_fids[n++] = &dev->eq->fid;
+	for (i = 0; i < dev->ncqs; i++) {
+		struct dapl_tcq *cq = dev->cqs[i];
+
+		if (!cq->fds_on)
+			continue;
+		dev->wait_fids[n++] = &cq->fcq->fid;
+		for (sub = cq->subs; sub; sub = sub->next)
+			dev->wait_fids[n++] = &sub->fcq->fid;
+	}
+	pthread_mutex_unlock(&dev->quiet_lock);
+	if (!n)
+		return 0;
 	pthread_mutex_lock(&dev->progress_lock);
-	ret = fi_trywait(dev->fabric, dev->wait_fids, dev->nwait);
+	ret = fi_trywait(dev->fabric, dev->wait_fids, n);
 	pthread_mutex_unlock(&dev->progress_lock);
 	return ret;
 }
@@ -190,7 +209,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		 * (an SRQ limit, from a CQ lock) writes it again. */
 		while (read(dev->notify_fd, &v, sizeof(v)) > 0)
 			;
-		ofi_dev_timer_drain(dev);
+		ofi_dev_tick(dev);
 		pump_cqs(dev);
 
 		ev->srq = ofi_srq_take_limit(dev);
@@ -231,11 +250,11 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			ret = 0;
 			goto out;
 		}
-		/* Nothing pending: leave busy-polled CQs out, then let
-		 * libfabric say whether sleeping on the other fds is safe
-		 * (it re-arms them). */
+		/* Nothing pending: quiet the CQs the consumer drives, then
+		 * let libfabric say whether sleeping on its fds is safe (it
+		 * re-arms them). */
 		ofi_dev_update_busy(dev);
-		if (dev->nwait && try_wait(dev) == -FI_EAGAIN)
+		if (try_wait(dev) == -FI_EAGAIN)
 			continue;       /* something came meanwhile */
 		ret = -EAGAIN;
 		goto out;

@@ -287,10 +287,11 @@ START_TEST(rdma_lands_while_the_target_polls_memory)
 	int64_t v;
 	int i, k;
 
+	/* the peer first: it is forked before our first DAT call */
+	hx_spawn(&peer, "initiator", initiator, NULL);
 	hx_ia_open(&x);
 	side_create(&x, &s);
 	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
-	hx_spawn(&peer, "initiator", initiator, NULL);
 	v = (int64_t)qual;
 	hx_send(&peer, MSG_QUAL, &v, 1, NULL, 0);
 	cr = hx_wait_cr(x.cr, &arr);
@@ -375,10 +376,10 @@ START_TEST(ack_waits_for_no_tick)
 	DAT_LMR_TRIPLET t;
 	int64_t v;
 
+	hx_spawn(&peer, "sender", sender, NULL);
 	hx_ia_open(&x);
 	side_create(&x, &s);
 	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
-	hx_spawn(&peer, "sender", sender, NULL);
 	v = (int64_t)qual;
 	hx_send(&peer, MSG_QUAL, &v, 1, NULL, 0);
 	cr = hx_wait_cr(x.cr, &arr);

@@ -18,10 +18,7 @@
 
 #define SEPARATORS " \t"
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t whylen, const char *fmt, ...)
+void dapl_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -187,16 +184,16 @@ static int probe_local(const struct sockaddr_storage *ss, const char *name,
 	if (fd < 0) {
 		err = -errno;
 		if (err == -EAFNOSUPPORT && ss->ss_family == AF_INET6)
-			say(why, whylen, "%s is an IPv6 address, and this host "
+			dapl_why(why, whylen, "%s is an IPv6 address, and this host "
 			    "has no IPv6", name);
 		else
-			say(why, whylen, "cannot make a socket to check %s: %s",
+			dapl_why(why, whylen, "cannot make a socket to check %s: %s",
 			    name, strerror(-err));
 		return err;
 	}
 	if (bind(fd, (const struct sockaddr *)ss, sa_len(ss->ss_family))) {
 		err = -errno;
-		say(why, whylen, "%s is not an address of this host (%s)",
+		dapl_why(why, whylen, "%s is not an address of this host (%s)",
 		    name, strerror(-err));
 	}
 	close(fd);
@@ -220,30 +217,30 @@ static int resolve(const char *where, const struct dapl_ia_form *form,
 	if (r == NETDEV_FOUND)
 		goto found;
 	if (r == NETDEV_NO_ADDR && (form->flags & DAPL_IA_NETDEV_IPV4)) {
-		say(why, whylen, "network interface %s has no IPv4 address: "
+		dapl_why(why, whylen, "network interface %s has no IPv4 address: "
 		    "give it one, or name another interface or address in "
 		    "ia_params", w);
 		return -ENODEV;
 	}
 	if (r == NETDEV_NO_ADDR) {
-		say(why, whylen, "netdev %s has no IP address: give it one%s, "
+		dapl_why(why, whylen, "netdev %s has no IP address: give it one%s, "
 		    "or name another netdev or address in ia_params", w,
 		    form->netdev_hint ? form->netdev_hint : "");
 		return -ENODEV;
 	}
 	if (r < 0) {
-		say(why, whylen, "cannot list network interfaces to find %s: %s",
+		dapl_why(why, whylen, "cannot list network interfaces to find %s: %s",
 		    w, strerror(-r));
 		return r;
 	}
 	if (!(form->flags & DAPL_IA_HOST_NAMES)) {
-		say(why, whylen, "\"%s\" is neither an IPv4 or IPv6 address nor "
+		dapl_why(why, whylen, "\"%s\" is neither an IPv4 or IPv6 address nor "
 		    "a network interface of this host", w);
 		return -ENODEV;
 	}
 	r = host_addr(where, &out->addr);
 	if (r) {
-		say(why, whylen, "\"%s\" is neither a netdev, an IP address nor "
+		dapl_why(why, whylen, "\"%s\" is neither a netdev, an IP address nor "
 		    "a host name that resolves (%s)", w, gai_strerror(r));
 		return -ENODEV;
 	}
@@ -262,7 +259,7 @@ found:
 	/* which link it is on is part of such an address */
 	if (out->addr.ss_family == AF_INET6 &&
 	    IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) && !s6->sin6_scope_id) {
-		say(why, whylen, "%s is a link-local IPv6 address: name its "
+		dapl_why(why, whylen, "%s is a link-local IPv6 address: name its "
 		    "interface too, e.g. %s%%eth0", name, text);
 		return -EINVAL;
 	}
@@ -289,7 +286,7 @@ int dapl_ia_params_parse(const char *params, const struct dapl_ia_form *form,
 	if (len >= sizeof(buf)) {
 		char head[33];
 
-		say(why, whylen, "ia_params \"%s...\" is too long (more than %d "
+		dapl_why(why, whylen, "ia_params \"%s...\" is too long (more than %d "
 		    "bytes)", shown(params, head, sizeof(head)),
 		    DAPL_IA_PARAMS_MAX);
 		return -EINVAL;
@@ -313,7 +310,7 @@ int dapl_ia_params_parse(const char *params, const struct dapl_ia_form *form,
 		word_max = form->word_max < sizeof(out->word) ?
 			   form->word_max : sizeof(out->word);
 		if (strlen(words[0]) >= word_max) {
-			say(why, whylen, "%s name \"%s\" is too long", form->word,
+			dapl_why(why, whylen, "%s name \"%s\" is too long", form->word,
 			    shown(words[0], show, sizeof(show)));
 			return -EINVAL;
 		}
@@ -324,7 +321,7 @@ int dapl_ia_params_parse(const char *params, const struct dapl_ia_form *form,
 	return resolve(out->where, form, out, why, whylen);
 
 syntax:
-	say(why, whylen, "ia_params \"%s\" must be %s",
+	dapl_why(why, whylen, "ia_params \"%s\" must be %s",
 	    shown(params, show, sizeof(show)), form->usage);
 	return -EINVAL;
 }

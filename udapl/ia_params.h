@@ -82,4 +82,10 @@ struct dapl_ia_params {
 int dapl_ia_params_parse(const char *params, const struct dapl_ia_form *form,
 			 struct dapl_ia_params *out, char *why, size_t whylen);
 
+/* Writes the reason a device cannot be opened into why (whylen bytes;
+ * nothing when why is NULL or whylen 0), for the parser and for every
+ * transport's dev_open. */
+void dapl_why(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

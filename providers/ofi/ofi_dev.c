@@ -47,20 +47,6 @@ int ofi_err(ssize_t ret)
 	}
 }
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !whylen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 size_t ofi_sa_len(int family)
 {
 	if (family == AF_INET)
@@ -175,7 +161,7 @@ static int get_info(const char *prov, const struct sockaddr_storage *ss,
 	addr_text(ss, addr, sizeof(addr));
 	h = make_hints(prov, ss);
 	if (!h) {
-		say(why, whylen, "out of memory");
+		dapl_why(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
 	ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, info);
@@ -203,14 +189,14 @@ static int get_info(const char *prov, const struct sockaddr_storage *ss,
 		if (h->fabric_attr->prov_name &&
 		    fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, h, &any) == 0) {
 			fi_freeinfo(any);
-			say(why, whylen,
+			dapl_why(why, whylen,
 			    "libfabric provider \"%s\" has no FI_EP_MSG "
 			    "endpoint with messages, RDMA read/write, "
 			    "FI_MR_BASIC and %d-deep queues on %s (fi_getinfo:"
 			    " %s); use \"tcp\"", prov, OFI_QUEUE_MAX, addr,
 			    fi_strerror(-ret));
 		} else {
-			say(why, whylen,
+			dapl_why(why, whylen,
 			    "libfabric has no provider \"%s\" (fi_getinfo: %s);"
 			    " \"fi_info -l\" lists the installed ones, e.g. "
 			    "tcp", prov, fi_strerror(-ret));
@@ -239,7 +225,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
-		say(why, whylen, "out of memory");
+		dapl_why(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
 	dev->eq_fd = dev->epfd = dev->notify_fd = dev->timer_fd = -1;
@@ -267,13 +253,13 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 				       TFD_NONBLOCK | TFD_CLOEXEC);
 	if (dev->epfd < 0 || dev->notify_fd < 0 || dev->timer_fd < 0) {
 		ret = -errno;
-		say(why, whylen, "cannot make the progress fd: %s",
+		dapl_why(why, whylen, "cannot make the progress fd: %s",
 		    strerror(errno));
 		goto err;
 	}
 	ret = dapl_conn_events_init(&dev->connq);
 	if (ret) {
-		say(why, whylen, "cannot make the progress fd: %s",
+		dapl_why(why, whylen, "cannot make the progress fd: %s",
 		    strerror(-ret));
 		goto err;
 	}
@@ -303,7 +289,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	}
 	dev->info_srx = fi_dupinfo(dev->info);
 	if (!dev->info_srx) {
-		say(why, whylen, "out of memory");
+		dapl_why(why, whylen, "out of memory");
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -311,13 +297,13 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 
 	ret = ofi_err(fi_fabric(dev->info->fabric_attr, &dev->fabric, NULL));
 	if (ret) {
-		say(why, whylen, "libfabric fi_fabric failed: %s",
+		dapl_why(why, whylen, "libfabric fi_fabric failed: %s",
 		    fi_strerror(-ret));
 		goto err;
 	}
 	ret = ofi_err(fi_domain(dev->fabric, dev->info, &dev->domain, NULL));
 	if (ret) {
-		say(why, whylen, "libfabric fi_domain failed: %s",
+		dapl_why(why, whylen, "libfabric fi_domain failed: %s",
 		    fi_strerror(-ret));
 		goto err;
 	}
@@ -329,13 +315,13 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		ret = ofi_err(fi_control(&dev->eq->fid, FI_GETWAIT,
 					 &dev->eq_fd));
 	if (ret) {
-		say(why, whylen, "libfabric event queue failed: %s",
+		dapl_why(why, whylen, "libfabric event queue failed: %s",
 		    fi_strerror(-ret));
 		goto err;
 	}
 	ret = ofi_listen_init(dev);
 	if (ret) {
-		say(why, whylen, "libfabric event queue for listeners failed: %s",
+		dapl_why(why, whylen, "libfabric event queue for listeners failed: %s",
 		    fi_strerror(-ret));
 		goto err;
 	}
@@ -349,7 +335,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	if (!ret)
 		ret = ofi_dev_sync_waits(dev);
 	if (ret) {
-		say(why, whylen, "cannot make the progress fd: %s",
+		dapl_why(why, whylen, "cannot make the progress fd: %s",
 		    strerror(-ret));
 		goto err;
 	}

@@ -89,19 +89,6 @@ static bool consumer_polling(const struct dapl_tep *ep)
 	return now - s < TCP_BUSY_NS || now - r < TCP_BUSY_NS;
 }
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !whylen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 uint64_t tagged(const void *p, unsigned tag)
 {
 	return (uint64_t)(uintptr_t)p | tag;
@@ -189,13 +176,13 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 				       TFD_NONBLOCK | TFD_CLOEXEC);
 	if (dev->epfd < 0 || dev->notify_fd < 0 || dev->timer_fd < 0) {
 		err = -errno;
-		say(why, whylen, "cannot make the progress fds: %s",
+		dapl_why(why, whylen, "cannot make the progress fds: %s",
 		    strerror(errno));
 		goto fail_fds;
 	}
 	err = dapl_conn_events_init(&dev->connq);
 	if (err) {
-		say(why, whylen, "cannot make the progress fds: %s",
+		dapl_why(why, whylen, "cannot make the progress fds: %s",
 		    strerror(-err));
 		goto fail_fds;
 	}

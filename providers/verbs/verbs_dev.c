@@ -23,20 +23,6 @@
  * here, in the IB encoding (12 = 0.64 ms; 0 would be 655 ms). */
 #define VERBS_RNR_TIMER 12
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !whylen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 static int env_int(const char *name, int def, int lo, int hi)
 {
 	const char *v = getenv(name);
@@ -193,12 +179,12 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (dev->notify_fd < 0 || dev->timer_fd < 0) {
 		err = -errno;
-		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
+		dapl_why(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}
 	err = dapl_conn_events_init(&dev->connq);
 	if (err) {
-		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
+		dapl_why(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}
 	err = dapl_ia_params_parse(ia_params, &verbs_ia_form, &p, why, whylen);
@@ -209,7 +195,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	/* rdma_cm would bind a loopback address to any device, and then
 	 * fail to route over it */
 	if (is_loopback(&dev->addr)) {
-		say(why, whylen, "%s (%s) is a loopback address, which has no "
+		dapl_why(why, whylen, "%s (%s) is a loopback address, which has no "
 		    "RDMA device behind it: name the RDMA netdev or its address",
 		    astr, where);
 		err = -ENODEV;
@@ -221,7 +207,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	if (list)
 		ibv_free_device_list(list);
 	if (n <= 0) {
-		say(why, whylen, "this host has no RDMA device (libibverbs "
+		dapl_why(why, whylen, "this host has no RDMA device (libibverbs "
 		    "finds none: is the driver, e.g. rdma_rxe or mlx5_ib, "
 		    "loaded?)");
 		err = -ENODEV;
@@ -230,34 +216,34 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->ch = rdma_create_event_channel();
 	if (!dev->ch) {
 		err = -(errno ? errno : ENODEV);
-		say(why, whylen, "cannot open the RDMA CM (%s): is rdma_ucm "
+		dapl_why(why, whylen, "cannot open the RDMA CM (%s): is rdma_ucm "
 		    "loaded and /dev/infiniband/rdma_cm accessible?",
 		    strerror(-err));
 		goto fail;
 	}
 	if (rdma_create_id(dev->ch, &dev->anchor, NULL, RDMA_PS_TCP)) {
 		err = -errno;
-		say(why, whylen, "rdma_create_id: %s", strerror(-err));
+		dapl_why(why, whylen, "rdma_create_id: %s", strerror(-err));
 		goto fail;
 	}
 	dev->addr_len = p.addr_len;
 	if (rdma_bind_addr(dev->anchor, (struct sockaddr *)&dev->addr)) {
 		err = -errno;
 		if (err == -ENODEV || err == -EINVAL)
-			say(why, whylen, "address %s (%s) has no RDMA device "
+			dapl_why(why, whylen, "address %s (%s) has no RDMA device "
 			    "behind it", astr, where);
 		else if (err == -EADDRNOTAVAIL)
-			say(why, whylen, "%s (%s) is not an address of this host",
+			dapl_why(why, whylen, "%s (%s) is not an address of this host",
 			    astr, where);
 		else
-			say(why, whylen, "cannot bind the RDMA CM to %s (%s): %s",
+			dapl_why(why, whylen, "cannot bind the RDMA CM to %s (%s): %s",
 			    astr, where, strerror(-err));
 		if (err == -EINVAL)
 			err = -ENODEV;
 		goto fail;
 	}
 	if (!dev->anchor->verbs) {
-		say(why, whylen, "address %s (%s) has no RDMA device behind it",
+		dapl_why(why, whylen, "address %s (%s) has no RDMA device behind it",
 		    astr, where);
 		err = -ENODEV;
 		goto fail;
@@ -267,7 +253,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev->ctx = ibv_open_device(dev->anchor->verbs->device);
 	if (!dev->ctx) {
 		err = -(errno ? errno : ENODEV);
-		say(why, whylen, "cannot open RDMA device %s: %s",
+		dapl_why(why, whylen, "cannot open RDMA device %s: %s",
 		    ibv_get_device_name(dev->anchor->verbs->device),
 		    strerror(-err));
 		goto fail;
@@ -276,13 +262,13 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	    ibv_query_port(dev->ctx, dev->port_num ? dev->port_num : 1,
 			   &dev->port_attr)) {
 		err = -(errno ? errno : EIO);
-		say(why, whylen, "cannot query RDMA device %s: %s",
+		dapl_why(why, whylen, "cannot query RDMA device %s: %s",
 		    ibv_get_device_name(dev->ctx->device), strerror(-err));
 		goto fail;
 	}
 	if ((err = set_nonblock(dev->ch->fd)) ||
 	    (err = set_nonblock(dev->ctx->async_fd))) {
-		say(why, whylen, "cannot set up event fds: %s", strerror(-err));
+		dapl_why(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}
 	dev->iwarp = dev->ctx->device->transport_type == IBV_TRANSPORT_IWARP;

@@ -34,13 +34,10 @@
  *    dat_evd_wait sleeps on the CQ's epoll fd, which takes the sockets of
  *    its endpoints when the consumer arms it; the core's progress thread
  *    (cm_get_event) drives the endpoints nobody else does, waiting for
- *    their lock.  An endpoint whose consumer polls its CQ at the moment
- *    the thread is woken for it (polled within TCP_BUSY_NS) is left out
- *    of the progress epoll, so the thread does not wake on every message
- *    of a busy poller; a timer brings it back once nobody drove it for a
- *    TCP_TICK_NS.  A consumer that polled a while ago (it waits on memory,
- *    on another EVD) keeps its endpoints watched: their data is placed
- *    when it arrives.
+ *    their lock.  An endpoint a consumer keeps driving (or busy-polls) is
+ *    left out of the progress epoll, so the thread does not wake on every
+ *    message; a timer brings it back once nobody drove it for a
+ *    TCP_TICK_NS.
  *  - Acks: a consumer's poll that was not part of a busy loop (none
  *    within TCP_BUSY_NS before it) sends the placement report it leaves
  *    owed at once; a busy poller's rides on its reply or its next poll.
@@ -104,7 +101,8 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_DRIVE_FPDUS 4096         /* FPDUs one drive takes before it lets the
                                         lock go (the socket stays readable) */
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
-#define TCP_BUSY_NS 5000             /* a consumer that polled this recently polls now */
+#define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
+#define TCP_BUSY_NS 5000             /* polls of a CQ this close together: a busy loop */
 #define TCP_CQ_DRIVE_ALL 4           /* up to this many endpoints a CQ poll drives each */
 #define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
 #define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
@@ -423,8 +421,8 @@ struct dapl_tcq {
 	/* polls with many endpoints: each is a drive of all of them, for
 	 * the progress thread (tcp_ep_drives) */
 	atomic_uint polls;
-	/* when a consumer last polled it (CLOCK_MONOTONIC ns): the progress
-	 * thread leaves an endpoint to a consumer polling right now */
+	/* when a consumer last polled it (CLOCK_MONOTONIC ns): whether its
+	 * next poll is part of a busy loop */
 	_Atomic uint64_t polled_ns;
 };
 

@@ -79,16 +79,6 @@ uint64_t tcp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether a consumer polls one of ep's CQs right now. */
-static bool consumer_polling(const struct dapl_tep *ep)
-{
-	uint64_t now = tcp_now_ns();
-	uint64_t s = atomic_load_explicit(&ep->scq->polled_ns, memory_order_relaxed);
-	uint64_t r = atomic_load_explicit(&ep->rcq->polled_ns, memory_order_relaxed);
-
-	return now - s < TCP_BUSY_NS || now - r < TCP_BUSY_NS;
-}
-
 uint64_t tagged(const void *p, unsigned tag)
 {
 	return (uint64_t)(uintptr_t)p | tag;
@@ -467,33 +457,30 @@ static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
  * ours is held here, and nobody holding ep->lock waits for the core.) */
 static void ep_service(struct dapl_tep *ep)
 {
+	uint64_t before;
 	unsigned d;
 
 	pthread_mutex_lock(&ep->lock);
+	before = ep->rx_bytes;
+	tcp_ep_drive(ep);
 	d = tcp_ep_drives(ep);
-	/* A consumer polls its CQ right now (within TCP_BUSY_NS) and drove
-	 * it since we last looked: it reads this arrival itself, a moment
-	 * from now if not already; leave it to it and stop waking for it
-	 * (the timer looks again).  One that polled a while ago -- and waits
-	 * on memory, on another EVD, for the completion of a write of its
-	 * own that came -- keeps it watched, however often it drove it
-	 * before: a target that reaps a completion and then polls memory
-	 * has the data placed at once, not at the next tick. */
+	/* woken for nothing (a consumer got there first) while a consumer
+	 * drives it, or a consumer busy-polls it (many drives since we last
+	 * looked): stop waking for it.  A wakeup that found data after a
+	 * drive or two keeps it watched: the consumer waits elsewhere
+	 * (on memory, say).  (Telling a busy poller by the time of its last
+	 * poll instead was tried: bench/README.md, "Millisecond steps".) */
 	if (ep->state == TCP_EP_CONNECTED && !ep->excluded &&
-	    d != ep->drives_seen && consumer_polling(ep)) {
-		TCP_TRACE(ep, "excluded (a consumer polls it)");
+	    d != ep->drives_seen &&
+	    (ep->rx_bytes == before || d - ep->drives_seen >= TCP_BUSY_DRIVES)) {
+		TCP_TRACE(ep, "excluded (a consumer drives it)");
 		ep->excluded = true;
-		ep->drives_seen = d;
 		tcp_dev_unwatch(ep);
-		pthread_mutex_unlock(&ep->lock);
 		pthread_mutex_lock(&ep->dev->lock);
 		timer_set(ep->dev, true);
 		pthread_mutex_unlock(&ep->dev->lock);
-		atomic_fetch_sub(&ep->refs, 1);
-		return;
 	}
-	tcp_ep_drive(ep);
-	ep->drives_seen = tcp_ep_drives(ep);
+	ep->drives_seen = d;
 	/* nobody else will carry what it owes */
 	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed && !ep->excluded) {
 		ep->force_ack = true;

@@ -15,7 +15,10 @@
 # Write never completed (timeout here).
 set -u
 builddir=${builddir:-.}
-out=${DAT_TEST_TMPDIR:-.}/check-ofi-progress.out
+# dat_bench's output, in a file of our own removed on the way out
+# (distcheck wants a build directory that distclean leaves empty)
+out=$(mktemp "${TMPDIR:-/tmp}/check-ofi-progress.XXXXXX") || exit 99
+trap 'rm -f "$out"' EXIT
 if [ -z "${DAT_TEST_CONF:-}" ] || ! grep -q '^ofi-tcp ' "$DAT_TEST_CONF" 2>/dev/null; then
 	echo "SKIP: no ofi-tcp line in DAT_TEST_CONF (${DAT_TEST_CONF:-unset})"
 	exit 77

@@ -30,6 +30,7 @@
 #ifndef UDAPL_TRANSPORT_H
 #define UDAPL_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>

@@ -238,11 +238,16 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	{
 		/* a debug knob: 0 shows what only the tick would rescue */
 		const char *t = getenv("DAPL_OFI_TICK_MS");
-
 		unsigned long long ms;
+		char *end;
 
-		if (t && *t && (ms = strtoull(t, NULL, 10)) <= 60000)
-			dev->tick_ns = ms * 1000000u;
+		/* plain digits, at most a minute; anything else is ignored */
+		if (t && *t >= '0' && *t <= '9') {
+			errno = 0;
+			ms = strtoull(t, &end, 10);
+			if (!*end && !errno && ms <= 60000)
+				dev->tick_ns = ms * 1000000u;
+		}
 	}
 
 	/* Our own descriptors first: when the process has none left this

@@ -13,13 +13,14 @@
 # neither may skip an operation ("Skipping ...: not supported by HW",
 # which means our attributes said FALSE) or print an error.
 #
-# Fetches dapl2-utils as check-dapl2-utils.sh does (apt-get download, or
+# Fetches dapl2-utils with fetch-dapl2-utils.sh (apt-get download, or
 # DAPL2_UTILS_DEB=/path/to/dapl2-utils_*.deb), into a directory of its own;
 # SKIPs loudly (exit 77) without it.  dtestx has two fixed ports: 15828
 # (its own TCP exchange of addresses) and conn qual 31112 (our tcp port).
 # Where unshare -n works (root) both sides run in a network namespace of
 # their own; otherwise, when either port is taken, the check SKIPs loudly.
 set -u
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 work=test/abi2/dapl2-ext
 conf=${DAT_TEST_CONF:-$(pwd)/dat.conf}
 ia=tcp
@@ -35,21 +36,7 @@ skip() {
 }
 
 mkdir -p test/abi2
-if [ ! -x "$work/usr/bin/dtestx" ]; then
-	rm -rf "$work"; mkdir -p "$work"
-	deb=${DAPL2_UTILS_DEB:-}
-	if [ -z "$deb" ]; then
-		command -v apt-get > /dev/null 2>&1 ||
-			skip "no apt-get to fetch dapl2-utils"
-		( cd "$work" && timeout 120 apt-get download dapl2-utils ) \
-			> "$work.log" 2>&1 ||
-			skip "apt-get download dapl2-utils failed: $(tail -1 "$work.log")"
-		deb=$(ls "$work"/dapl2-utils_*.deb 2>/dev/null | head -1)
-	fi
-	[ -f "$deb" ] || skip "no dapl2-utils .deb"
-	dpkg-deb -x "$deb" "$work" || skip "cannot unpack $deb"
-	dpkg-deb -f "$deb" Version > "$work/VERSION" 2>/dev/null
-fi
+why=$(sh "$srcdir/test/abi2/fetch-dapl2-utils.sh" "$work" 2>&1) || skip "$why"
 [ -x "$work/usr/bin/dtestx" ] || skip "dapl2-utils has no dtestx"
 echo "(dapl2-utils $(cat "$work/VERSION" 2>/dev/null))"
 

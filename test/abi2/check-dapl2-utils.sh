@@ -43,21 +43,7 @@ skip() {
 }
 
 mkdir -p test/abi2
-if [ ! -x "$work/usr/bin/dapltest" ]; then
-	rm -rf "$work"; mkdir -p "$work"
-	deb=${DAPL2_UTILS_DEB:-}
-	if [ -z "$deb" ]; then
-		command -v apt-get > /dev/null 2>&1 ||
-			skip "no apt-get to fetch dapl2-utils"
-		( cd "$work" && timeout 120 apt-get download dapl2-utils ) \
-			> "$work.log" 2>&1 ||
-			skip "apt-get download dapl2-utils failed: $(tail -1 "$work.log")"
-		deb=$(ls "$work"/dapl2-utils_*.deb 2>/dev/null | head -1)
-	fi
-	[ -f "$deb" ] || skip "no dapl2-utils .deb"
-	dpkg-deb -x "$deb" "$work" || skip "cannot unpack $deb"
-	dpkg-deb -f "$deb" Version > "$work/VERSION" 2>/dev/null
-fi
+why=$(sh "$srcdir/test/abi2/fetch-dapl2-utils.sh" "$work" 2>&1) || skip "$why"
 echo "(dapl2-utils $(cat "$work/VERSION" 2>/dev/null))"
 
 # a network namespace of our own (see above), when we may make one;

@@ -39,18 +39,8 @@ srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 work=test/abi2/dapl2-utils
 
 if [ "${1:-}" = --fetch ]; then
-	[ -x "$work/usr/bin/dtestx" ] && exit 0
-	rm -rf "$work"; mkdir -p "$work"
-	deb=${DAPL2_UTILS_DEB:-}
-	if [ -z "$deb" ]; then
-		command -v apt-get > /dev/null 2>&1 || exit 77
-		( cd "$work" && timeout 120 apt-get download dapl2-utils ) \
-			> "$work.log" 2>&1 || exit 77
-		deb=$(ls "$work"/dapl2-utils_*.deb 2>/dev/null | head -1)
-	fi
-	[ -f "$deb" ] && dpkg-deb -x "$deb" "$work" || exit 77
-	dpkg-deb -f "$deb" Version > "$work/VERSION" 2>/dev/null
-	exit 0
+	mkdir -p test/abi2
+	exec sh "$srcdir/test/abi2/fetch-dapl2-utils.sh" "$work"
 fi
 
 if [ $# -ne 3 ]; then

@@ -88,4 +88,13 @@ int dapl_ia_params_parse(const char *params, const struct dapl_ia_form *form,
 void dapl_why(char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The transports' forms, each in providers/<name>/<name>_ia_form.c (a
+ * file with no other dependency, so that test/unit/test_ia_params.c
+ * reads them too).  DAPL_OFI_PROV_MAX: the ofi device's provider name
+ * buffer (ofi_dev.c checks it). */
+#define DAPL_OFI_PROV_MAX 32
+extern const struct dapl_ia_form dapl_tcp_ia_form;
+extern const struct dapl_ia_form dapl_verbs_ia_form;
+extern const struct dapl_ia_form dapl_ofi_ia_form;
+
 #endif

@@ -18,6 +18,9 @@
 #include "ia_params.h"
 #include "ofi.h"
 
+_Static_assert(sizeof(((struct dapl_tdev *)0)->prov) == DAPL_OFI_PROV_MAX,
+	       "dapl_ofi_ia_form's word_max is the size of dev->prov");
+
 #define OFI_API_VERSION FI_VERSION(1, 17)
 
 int ofi_err(ssize_t ret)
@@ -101,19 +104,6 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf,
 	if (!inet_ntop(ss->ss_family, a, buf, (socklen_t)len))
 		snprintf(buf, len, "?");
 }
-
-/* "<libfabric provider> <IPv4 address | IPv6 address | netdev>"; a netdev
- * gives its IPv4 address.  tcp's fi_getinfo takes any address, and a
- * listener would fail later: the address is checked to be this host's. */
-static const struct dapl_ia_form ofi_ia_form = {
-	.word = "libfabric provider",
-	.word_max = sizeof(((struct dapl_tdev *)0)->prov),
-	.port = DAPL_IA_PORT_NONE,
-	.flags = DAPL_IA_NETDEV_IPV4 | DAPL_IA_LOCAL,
-	.usage = "\"<libfabric provider> <IPv4 or IPv6 address or "
-		 "interface>\", e.g. \"tcp 127.0.0.1\", \"tcp ::1\" or "
-		 "\"tcp eth0\"",
-};
 
 static struct fi_info *make_hints(const char *prov,
 				  const struct sockaddr_storage *ss)
@@ -269,7 +259,7 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 		goto err;
 	}
 
-	ret = dapl_ia_params_parse(ia_params, &ofi_ia_form, &p, why, whylen);
+	ret = dapl_ia_params_parse(ia_params, &dapl_ofi_ia_form, &p, why, whylen);
 	if (ret)
 		goto err;
 	/* shorter than word_max, dev->prov's size */

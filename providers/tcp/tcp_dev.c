@@ -92,17 +92,6 @@ int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
 	return epoll_ctl(epfd, op, fd, &e) ? -errno : 0;
 }
 
-/* "<netdev | IPv4 | IPv6 | host name> [<port>]", as the verbs provider
- * takes it; the port is accepted for the same syntax and not used (a
- * PSP's connection qualifier is the TCP port). */
-static const struct dapl_ia_form tcp_ia_form = {
-	.port = DAPL_IA_PORT_OPTIONAL,
-	.port_max = 65535,
-	.flags = DAPL_IA_HOST_NAMES | DAPL_IA_LOCAL,
-	.usage = "\"<netdev, IP address or host name> [<port>]\", "
-		 "e.g. \"127.0.0.1 0\" or \"eth0 0\"",
-};
-
 static socklen_t ss_len(const struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -154,7 +143,7 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	if (getrandom(&dev->src_key, sizeof(dev->src_key), GRND_NONBLOCK) !=
 	    (ssize_t)sizeof(dev->src_key))
 		dev->src_key = (uint32_t)tcp_now_ms() ^ (uint32_t)(uintptr_t)dev;
-	err = dapl_ia_params_parse(ia_params, &tcp_ia_form, &p, why, whylen);
+	err = dapl_ia_params_parse(ia_params, &dapl_tcp_ia_form, &p, why, whylen);
 	if (err)
 		goto fail;
 	dev->addr = p.addr;

@@ -56,19 +56,6 @@ static void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-/* "<netdev | IPv4 | IPv6 | host name> <port>", as OpenFabrics' cma
- * provider took it; the port field is accepted and not used (the device
- * port is the one the address lives on).  rdma_bind_addr tells whether
- * the address is this host's, and which device is behind it. */
-static const struct dapl_ia_form verbs_ia_form = {
-	.port = DAPL_IA_PORT_REQUIRED,
-	.port_max = 255,
-	.flags = DAPL_IA_HOST_NAMES,
-	.usage = "\"<netdev, IP address or host name> <port>\", "
-		 "e.g. \"ib0 0\" or \"10.0.0.1 0\"",
-	.netdev_hint = " (the RDMA CM finds devices by address)",
-};
-
 /* The largest inline size the device gives a QP (it is not an attribute
  * of the device). */
 static uint32_t probe_inline(struct dapl_tdev *dev)
@@ -187,7 +174,7 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		dapl_why(why, whylen, "cannot set up event fds: %s", strerror(-err));
 		goto fail;
 	}
-	err = dapl_ia_params_parse(ia_params, &verbs_ia_form, &p, why, whylen);
+	err = dapl_ia_params_parse(ia_params, &dapl_verbs_ia_form, &p, why, whylen);
 	if (err)
 		goto fail;
 	dev->addr = p.addr;

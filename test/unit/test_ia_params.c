@@ -1,7 +1,7 @@
 /* ia_params as every provider reads it (udapl/ia_params.h): the words, the
  * port, an address, a netdev, a host name, the messages a user reads, and
- * hostile lines.  The forms below are the providers' (tcp_dev.c,
- * verbs_dev.c, ofi_dev.c); fixture_*.c open the providers themselves.
+ * hostile lines.  The forms are the providers' own (their *_ia_form.c are
+ * compiled in); fixture_*.c open the providers themselves.
  * What needs a netdev without an address or a name that cannot resolve
  * runs in a network namespace of a child's own, where lo is down and has
  * no address (skipped, and said, where one cannot be made). */
@@ -24,32 +24,10 @@
 
 #include "ia_params.h"
 
-static const struct dapl_ia_form tcp_form = {
-	.port = DAPL_IA_PORT_OPTIONAL,
-	.port_max = 65535,
-	.flags = DAPL_IA_HOST_NAMES | DAPL_IA_LOCAL,
-	.usage = "\"<netdev, IP address or host name> [<port>]\", "
-		 "e.g. \"127.0.0.1 0\" or \"eth0 0\"",
-};
-
-static const struct dapl_ia_form verbs_form = {
-	.port = DAPL_IA_PORT_REQUIRED,
-	.port_max = 255,
-	.flags = DAPL_IA_HOST_NAMES,
-	.usage = "\"<netdev, IP address or host name> <port>\", "
-		 "e.g. \"ib0 0\" or \"10.0.0.1 0\"",
-	.netdev_hint = " (the RDMA CM finds devices by address)",
-};
-
-static const struct dapl_ia_form ofi_form = {
-	.word = "libfabric provider",
-	.word_max = 32,
-	.port = DAPL_IA_PORT_NONE,
-	.flags = DAPL_IA_NETDEV_IPV4 | DAPL_IA_LOCAL,
-	.usage = "\"<libfabric provider> <IPv4 or IPv6 address or "
-		 "interface>\", e.g. \"tcp 127.0.0.1\", \"tcp ::1\" or "
-		 "\"tcp eth0\"",
-};
+/* The providers' own forms (providers/<name>/<name>_ia_form.c). */
+#define tcp_form dapl_tcp_ia_form
+#define verbs_form dapl_verbs_ia_form
+#define ofi_form dapl_ofi_ia_form
 
 /* ofi's rules without the bind probe: addresses of no host's */
 static const struct dapl_ia_form numeric_form = {

@@ -52,23 +52,15 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	{
-		struct timespec ts;
+		uint64_t us = tcp_now_ns() / 1000;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
 		/* microseconds and the thread: who did what when */
-		fprintf(stderr, "%ld.%06ld tcp[%d/%d] ep %p fd %d: %s\n",
-			(long)ts.tv_sec, ts.tv_nsec / 1000, (int)getpid(),
+		fprintf(stderr, "%llu.%06llu tcp[%d/%d] ep %p fd %d: %s\n",
+			(unsigned long long)(us / 1000000),
+			(unsigned long long)(us % 1000000), (int)getpid(),
 			(int)syscall(SYS_gettid), (const void *)ep,
 			ep ? ep->fd : -1, buf);
 	}
-}
-
-uint64_t tcp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 uint64_t tcp_now_ns(void)
@@ -77,6 +69,11 @@ uint64_t tcp_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tcp_now_ms(void)
+{
+	return tcp_now_ns() / 1000000;
 }
 
 uint64_t tagged(const void *p, unsigned tag)

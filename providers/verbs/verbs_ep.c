@@ -209,6 +209,16 @@ void verbs_ep_teardown(struct dapl_tep *ep)
 	verbs_dev_track(ep->dev, old, VERBS_EP_DOWN);
 }
 
+bool verbs_ep_dto_failed(struct dapl_tep *ep)
+{
+	verbs_ep_lock_cqs(ep);
+	verbs_cq_drain(ep->scq);
+	if (ep->rcq != ep->scq)
+		verbs_cq_drain(ep->rcq);
+	verbs_ep_unlock_cqs(ep);
+	return atomic_exchange(&ep->faulted, false);
+}
+
 /* ---- create / destroy / reset ------------------------------------------------------ */
 
 int verbs_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,

@@ -29,7 +29,8 @@
 # BENCH_REPS (dat_bench -r, default 3), BENCH_N (dat_bench -n, default
 # 2000: the round patterns run at least 10,000 rounds or 1 s, the window
 # 20·n Sends, the cycle n/4 connections), BENCH_ITERS (perftest -n, 5000),
-# BENCH_TIMEOUT (seconds for dat_bench, default 420; perftest 120 each).
+# BENCH_TIMEOUT (seconds for dat_bench, default 420; perftest 120 each),
+# BENCH_PATS (dat_bench -p, the patterns above; on siw without cycle).
 # About 3 minutes on rxe under TCG.  Compare ratios only, and only within
 # one run.  A benchmark, not a test: it fails only when a program cannot
 # run.
@@ -77,6 +78,11 @@ fi
 
 pats="write_poll@8,write_poll@4k,write_poll@64k,read_evd,read_mem,write_evd,write_mem"
 pats="$pats,window,cycle"
+# siw: the cycle fails in most runs (the server's receive flushed, the
+# client's connect refused by a reset, or unreachable, bench/README.md):
+# left out unless BENCH_PATS asks for it, so the other rows are measured
+[ $kind = siw ] && pats=${pats%,cycle}
+pats=${BENCH_PATS:-$pats}
 # shellcheck disable=SC2086 # $pin: no option or two words
 timeout "$limit" ./bench/dat_bench -t dat,sock -i "$ia" -A "$ip" $pin -r "$reps" \
 	-n "$n" -p "$pats" > "$tmp/dat" 2>&1

@@ -25,6 +25,7 @@
 #ifndef DAT_BENCH_H
 #define DAT_BENCH_H
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -166,6 +167,8 @@ const char *raw_version(void);
  * pattern exchanges cm_hdr + pdata bytes each way, standing in for the
  * MPA request and reply an iWARP connection sends. */
 struct sock_listener;
+/* -A: the address instead of 127.0.0.1 (network order; 0: 127.0.0.1) */
+extern struct in_addr sock_bench_addr;
 struct sock_listener *sock_listen(uint16_t *port);
 void sock_accept(struct sock_listener *l, struct bench_conn *c,
 		 size_t max_size, size_t cm_hdr);

@@ -2754,6 +2754,8 @@ static void usage(int status)
 		"               against the first\n"
 		"  -t list      stacks: dat,raw,sock (default dat,raw); sock = plain kernel\n"
 		"               TCP sockets, no RDMA Write patterns\n"
+		"  -A addr      sockets listen and connect at addr, an address of this host\n"
+		"               (default 127.0.0.1)\n"
 		"  -H bytes     sockets' connection setup: bytes each way besides the private\n"
 		"               data, for an MPA request/reply (default %d)\n"
 		"  -W dc|tx     raw Send/RDMA Write completion: dc = placed at the target\n"
@@ -2939,7 +2941,7 @@ static void parse_opts(int argc, char **argv)
 	int c, raw_only = 0, dat_only = 0;
 	long v;
 
-	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:H:W:e:T:RDQvh")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:r:w:c:p:m:i:t:A:H:W:e:T:RDQvh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.iters = strtol(optarg, &end, 10);
@@ -3006,6 +3008,11 @@ static void parse_opts(int argc, char **argv)
 			break;
 		case 't':
 			parse_list(optarg, kind_name, NKIND, opt.kinds, "stack");
+			break;
+		case 'A':
+			if (inet_pton(AF_INET, optarg, &sock_bench_addr) != 1 ||
+			    !sock_bench_addr.s_addr)
+				usage(2);
 			break;
 		case 'H':
 			v = strtol(optarg, &end, 10);
@@ -3111,7 +3118,13 @@ int main(int argc, char **argv)
 			off += (size_t)snprintf(who + off, sizeof(who) - off,
 						"%skernel TCP sockets", sep);
 	}
-	printf("dat_bench: %s, 127.0.0.1, %s\n", who, buf);
+	{
+		char sa[INET_ADDRSTRLEN] = "127.0.0.1";
+
+		if (sock_bench_addr.s_addr)
+			inet_ntop(AF_INET, &sock_bench_addr, sa, sizeof(sa));
+		printf("dat_bench: %s, %s, %s\n", who, sa, buf);
+	}
 	dat_tx = getenv("DAPL_OFI_COMPLETION");
 	dat_tx = dat_tx && strcmp(dat_tx, "transmit") == 0 ? "transmit" : "delivery";
 	if (opt.threads) {

@@ -3,7 +3,8 @@
  * patterns as for DAT and raw libfabric, done the way a program that owns
  * the socket would do them:
  *
- *  - one TCP connection over 127.0.0.1, TCP_NODELAY, default buffers;
+ *  - one TCP connection over 127.0.0.1 (or dat_bench -A's address),
+ *    TCP_NODELAY, default buffers;
  *  - a Send of n bytes is one send() of those n bytes, no framing: both
  *    sides know the length (get_rx's expect), so a receive reads exactly
  *    that many bytes of the stream into the oldest posted slot;
@@ -73,11 +74,16 @@ static void nodelay(int fd)
 		sock_fail("setsockopt(TCP_NODELAY)");
 }
 
+/* Where the socket stack listens and connects: 127.0.0.1 unless dat_bench
+ * -A names another address of this host (an RDMA netdev's, in the guest). */
+struct in_addr sock_bench_addr = { 0 };
+
 static void loopback(struct sockaddr_in *sa, uint16_t port)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
-	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa->sin_addr.s_addr = sock_bench_addr.s_addr ? sock_bench_addr.s_addr
+						     : htonl(INADDR_LOOPBACK);
 	sa->sin_port = htons(port);
 }
 

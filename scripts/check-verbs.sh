@@ -36,7 +36,8 @@
 # about 100 s under TCG, where 10000 took 256 s of the 30 minutes CI has;
 # make check still runs 10000 on ofi-tcp; 500
 # on siw), CHECK_VERBS_CROSS_ITERS (dapltest across tcp and siw, 100),
-# CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe),
+# CHECK_VERBS_BENCH=1 (also bench/verbs-vs-perftest.sh on rxe, and
+# bench/verbs-targets.sh, issue 25's MPI patterns, on each device),
 # CHECK_VERBS_ACROSS (the kinds run across two devices, default "rxe
 # siw"; "" for none), CHECK_VERBS_PARTS (which parts run, default all:
 # "suites regress width interop across dapl2").
@@ -247,8 +248,13 @@ run_device() {
 		run_dt_cross tcp-siw "$ia"
 		run_dt_cross "$ia" tcp-siw
 	fi
-	if [ "$dev" = rxe ] && [ -n "${CHECK_VERBS_BENCH:-}" ]; then
-		sh "$srcdir/bench/verbs-vs-perftest.sh" || fail=1
+	if [ -n "${CHECK_VERBS_BENCH:-}" ]; then
+		if [ "$dev" = rxe ]; then
+			sh "$srcdir/bench/verbs-vs-perftest.sh" || fail=1
+			sh "$srcdir/bench/verbs-targets.sh" || fail=1
+		else
+			sh "$srcdir/bench/verbs-targets.sh" --siw || fail=1
+		fi
 	fi
 	wanted dapl2 && run_dapl2
 	wanted across &&

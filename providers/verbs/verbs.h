@@ -381,8 +381,13 @@ int verbs_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
 /* dev->lock held: the attempt on ep is over; destroys its cm_id and QP,
  * flushes what was posted, state DOWN. */
 void verbs_ep_teardown(struct dapl_tep *ep);
-/* dev->lock held: the connection is up (QP to RTS where rdma_cm leaves
- * that to us); 0 or a negative errno. */
+/* dev->lock held, ep connected: whether a DTO of ep failed with a real
+ * error, after reading every completion the device has made so far
+ * (clears the mark: the caller ends the connection for it). */
+bool verbs_ep_dto_failed(struct dapl_tep *ep);
+/* dev->lock held: the connection is up (the QP is in RTS: moved by the
+ * iWARP CM, or by us at accept and CONNECT_RESPONSE); 0 or a negative
+ * errno. */
 int verbs_ep_established(struct dapl_tep *ep);
 /* dev->lock held: moves ep's QP to RTR and RTS for its cm_id (active side,
  * CONNECT_RESPONSE) and completes the handshake. */

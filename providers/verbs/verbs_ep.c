@@ -209,6 +209,16 @@ void verbs_ep_teardown(struct dapl_tep *ep)
 	verbs_dev_track(ep->dev, old, VERBS_EP_DOWN);
 }
 
+bool verbs_ep_dto_failed(struct dapl_tep *ep)
+{
+	verbs_ep_lock_cqs(ep);
+	verbs_cq_drain(ep->scq);
+	if (ep->rcq != ep->scq)
+		verbs_cq_drain(ep->rcq);
+	verbs_ep_unlock_cqs(ep);
+	return atomic_exchange(&ep->faulted, false);
+}
+
 /* ---- create / destroy / reset ------------------------------------------------------ */
 
 int verbs_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
@@ -451,15 +461,8 @@ int verbs_ep_connect_response(struct dapl_tep *ep)
 
 int verbs_ep_established(struct dapl_tep *ep)
 {
-	int err;
-
 	/* iWARP's CM moves the QP itself; on IB and RoCE the passive side
-	 * goes to RTS when the handshake completes */
-	if (!ep->dev->iwarp && !ep->active) {
-		err = qp_rts(ep, ep->id);
-		if (err)
-			return err;
-	}
+	 * is in RTS since its accept */
 	verbs_ep_save_addrs(ep);
 	set_state(ep, VERBS_EP_CONNECTED);
 	return 0;
@@ -503,11 +506,18 @@ int verbs_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 		ep->ord = conn->initiator_depth;
 	ep->active = false;
 	ep->have_addrs = false;
+	/* On IB and RoCE the QP goes to RTS before the reply leaves, as the
+	 * CM allows: once the handshake is over, the peer may disconnect at
+	 * once, and the CM then refuses RTS's attributes (EINVAL) to a
+	 * progress thread that takes ESTABLISHED after the DREQ arrived.
+	 * Nothing is posted before ESTABLISHED (the core refuses it). */
 	if (!dev->iwarp) {
 		moved = true;
 		err = qp_init(ep->dev, ep->qp, id);
 		if (!err)
 			err = qp_rtr(ep, id);
+		if (!err)
+			err = qp_rts(ep, id);
 		if (err)
 			goto refuse;
 	}

@@ -266,6 +266,14 @@ static int on_ep_event(struct dapl_tdev *dev, struct dapl_tep *ep,
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (!connecting && ep->state != VERBS_EP_CONNECTED)
 			return 0;
+		/* A DTO of ours that failed ends the connection too: siw,
+		 * whose receive found its buffer too small, sends a
+		 * Terminate and closes the stream itself, and rdma_cm can
+		 * report that close before anyone read the failed
+		 * completion.  The error is why it ended (BROKEN), whoever
+		 * looks first. */
+		if (!connecting && verbs_ep_dto_failed(ep))
+			return ep_ends(ep, DAPL_TCM_CONN_ERROR, -EIO, ev);
 		return ep_ends(ep, DAPL_TCM_DISCONNECTED, 0, ev);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		dev->fatal = true;

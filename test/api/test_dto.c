@@ -1599,8 +1599,14 @@ START_TEST(rdma_remote_faults)
 	else if (is_read)
 		ck_assert_msg(d.status != DAT_DTO_SUCCESS, "%s completed with SUCCESS", what);
 	else
+		/* soft-iWARP completes a request it still counts as being
+		 * sent when the target's Terminate ends the stream as a
+		 * "local QP operation error" (ERR_LOCAL_EP), as the send of
+		 * recv_too_small_local_length: whether the Write's completion
+		 * came first is a race on siw's side (2 of 20 runs) */
 		ck_assert_msg(d.status == DAT_DTO_SUCCESS || d.status == DAT_DTO_ERR_FLUSHED ||
-			      d.status == DAT_DTO_ERR_REMOTE_ACCESS,
+			      d.status == DAT_DTO_ERR_REMOTE_ACCESS ||
+			      (adapter_is("siw") && d.status == DAT_DTO_ERR_LOCAL_EP),
 			      "%s completed with %s, expected SUCCESS, ERR_FLUSHED or "
 			      "ERR_REMOTE_ACCESS", what, status_str(d.status));
 	hx_expect_empty(e.req);

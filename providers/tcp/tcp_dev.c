@@ -650,6 +650,8 @@ void tcp_cm_self_pump(struct dapl_tdev *dev, bool on)
 	pthread_mutex_lock(&dev->lock);
 	dev->self_pump = on;
 	dev->self_pumper = pthread_self();
+	/* what that thread queues meanwhile wakes nobody: it takes it */
+	dapl_conn_events_quiet(&dev->connq, on);
 	pthread_mutex_unlock(&dev->lock);
 }
 

@@ -435,31 +435,30 @@ static void run_timers(struct dapl_ia *ia)
 	arm_timer(ia, next, now);
 }
 
-/* sleep_lock held: the transport's fds into the thread's sleep set, or
- * out of it. */
+/* sleep_lock held: the transport's fds listened to in the thread's
+ * sleep set, or not.  They stay in it, with no events asked while a
+ * consumer serves them: EPOLL_CTL_MOD, unlike adding an epoll fd (which
+ * the transports' are) to the set, needs no check for loops of epoll
+ * sets under the kernel's global lock.  Asking again for a readable fd
+ * wakes the thread at once. */
 static void sleep_set(struct dapl_ia *ia, bool in)
 {
-	struct epoll_event e = { .events = EPOLLIN, .data.u32 = 2 };
+	struct epoll_event e = { .events = in ? EPOLLIN : 0, .data.u32 = 2 };
 	int i;
 
 	if (ia->sleep_in == in || ia->sleep_fd < 0)
 		return;
 	ia->sleep_in = in;
-	for (i = 0; i < ia->nsleep; i++) {
-		if (!in)
-			(void)epoll_ctl(ia->sleep_fd, EPOLL_CTL_DEL,
-					ia->sleep_fds[i], NULL);
-		else if (epoll_ctl(ia->sleep_fd, EPOLL_CTL_ADD,
-				   ia->sleep_fds[i], &e) && errno == EEXIST)
-			(void)epoll_ctl(ia->sleep_fd, EPOLL_CTL_MOD,
-					ia->sleep_fds[i], &e);
-	}
+	for (i = 0; i < ia->nsleep; i++)
+		(void)epoll_ctl(ia->sleep_fd, EPOLL_CTL_MOD, ia->sleep_fds[i],
+				&e);
 }
 
 /* sleep_lock held: what progress_fds said after the thread's pass. */
 static void sleep_fds_are(struct dapl_ia *ia, const int *fds, int n)
 {
-	int max = (int)(sizeof(ia->sleep_fds) / sizeof(ia->sleep_fds[0]));
+	struct epoll_event e = { .events = 0, .data.u32 = 2 };
+	int i, max = (int)(sizeof(ia->sleep_fds) / sizeof(ia->sleep_fds[0]));
 
 	if (n < 0)
 		n = 0;
@@ -467,11 +466,19 @@ static void sleep_fds_are(struct dapl_ia *ia, const int *fds, int n)
 		n = max;
 	if (n != ia->nsleep ||
 	    memcmp(fds, ia->sleep_fds, (size_t)n * sizeof(*fds))) {
-		sleep_set(ia, false);
-		memcpy(ia->sleep_fds, fds, (size_t)n * sizeof(*fds));
-		ia->nsleep = n;
+		/* (a closed fd left the set by itself) */
+		for (i = 0; i < ia->nsleep; i++)
+			(void)epoll_ctl(ia->sleep_fd, EPOLL_CTL_DEL,
+					ia->sleep_fds[i], NULL);
+		ia->nsleep = 0;
+		for (i = 0; i < n; i++)
+			if (epoll_ctl(ia->sleep_fd, EPOLL_CTL_ADD, fds[i], &e) == 0 ||
+			    (errno == EEXIST &&
+			     epoll_ctl(ia->sleep_fd, EPOLL_CTL_MOD, fds[i], &e) == 0))
+				ia->sleep_fds[ia->nsleep++] = fds[i];
+		ia->sleep_in = false;
 	}
-	/* the fds a consumer serves stay out until it leaves */
+	/* the fds a consumer serves stay quiet until it leaves */
 	sleep_set(ia, ia->cm_waiters == 0);
 }
 

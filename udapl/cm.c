@@ -1,12 +1,15 @@
 /* The connection state machine and the progress thread.
  *
- * One progress thread per IA sleeps in poll() on the transport's progress
- * fds, its own wake eventfd and its timerfd, reads connection events with
- * ia->lock held, moves EPs through their states, and queues the DAT
- * events.  It also owns connect timeouts: transports have none we can
- * trust (libfabric tcp waits forever), so each connecting EP carries a
- * deadline, and the timerfd is set for the earliest (a connect sets it
- * without waking the thread).
+ * One progress thread per IA sleeps in epoll_wait() on the transport's
+ * progress fds, its own wake eventfd and its timerfd, reads connection
+ * events with ia->lock held, moves EPs through their states, and queues
+ * the DAT events.  A consumer asleep on a connection or CR EVD does the
+ * same pass itself when the progress fds fire (dapl_cm_waiter_pump), and
+ * the thread does not listen to them meanwhile, so the event reaches that
+ * consumer through one thread only.  The thread also owns connect
+ * timeouts: transports have none we can trust (libfabric tcp waits
+ * forever), so each connecting EP carries a deadline, and the timerfd is
+ * set for the earliest (a connect sets it without waking the thread).
  *
  * Every connect and accept carries the wire header (wire.h) that lets the
  * two sides negotiate RDMA Read limits and report exact private-data
@@ -17,7 +20,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>

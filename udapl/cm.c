@@ -1,15 +1,12 @@
 /* The connection state machine and the progress thread.
  *
- * One progress thread per IA sleeps in epoll_wait() on the transport's
- * progress fds, its own wake eventfd and its timerfd, reads connection
- * events with ia->lock held, moves EPs through their states, and queues
- * the DAT events.  A consumer asleep on a connection or CR EVD does the
- * same pass itself when the progress fds fire (dapl_cm_waiter_pump), and
- * the thread does not listen to them meanwhile, so the event reaches that
- * consumer through one thread only.  The thread also owns connect
- * timeouts: transports have none we can trust (libfabric tcp waits
- * forever), so each connecting EP carries a deadline, and the timerfd is
- * set for the earliest (a connect sets it without waking the thread).
+ * One progress thread per IA sleeps in poll() on the transport's progress
+ * fds, its own wake eventfd and its timerfd, reads connection events with
+ * ia->lock held, moves EPs through their states, and queues the DAT
+ * events.  It also owns connect timeouts: transports have none we can
+ * trust (libfabric tcp waits forever), so each connecting EP carries a
+ * deadline, and the timerfd is set for the earliest (a connect sets it
+ * without waking the thread).
  *
  * Every connect and accept carries the wire header (wire.h) that lets the
  * two sides negotiate RDMA Read limits and report exact private-data
@@ -20,9 +17,9 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -437,57 +434,10 @@ static void run_timers(struct dapl_ia *ia)
 	arm_timer(ia, next, now);
 }
 
-/* sleep_lock held: the transport's fds listened to in the thread's
- * sleep set, or not.  They stay in it, with no events asked while a
- * consumer serves them: EPOLL_CTL_MOD, unlike adding an epoll fd (which
- * the transports' are) to the set, needs no check for loops of epoll
- * sets under the kernel's global lock.  Asking again for a readable fd
- * wakes the thread at once. */
-static void sleep_set(struct dapl_ia *ia, bool in)
-{
-	struct epoll_event e = { .events = in ? EPOLLIN : 0, .data.u32 = 2 };
-	int i;
-
-	if (ia->sleep_in == in || ia->sleep_fd < 0)
-		return;
-	ia->sleep_in = in;
-	for (i = 0; i < ia->nsleep; i++)
-		(void)epoll_ctl(ia->sleep_fd, EPOLL_CTL_MOD, ia->sleep_fds[i],
-				&e);
-}
-
-/* sleep_lock held: what progress_fds said after the thread's pass. */
-static void sleep_fds_are(struct dapl_ia *ia, const int *fds, int n)
-{
-	struct epoll_event e = { .events = 0, .data.u32 = 2 };
-	int i, max = (int)(sizeof(ia->sleep_fds) / sizeof(ia->sleep_fds[0]));
-
-	if (n < 0)
-		n = 0;
-	if (n > max)
-		n = max;
-	if (n != ia->nsleep ||
-	    memcmp(fds, ia->sleep_fds, (size_t)n * sizeof(*fds))) {
-		/* (a closed fd left the set by itself) */
-		for (i = 0; i < ia->nsleep; i++)
-			(void)epoll_ctl(ia->sleep_fd, EPOLL_CTL_DEL,
-					ia->sleep_fds[i], NULL);
-		ia->nsleep = 0;
-		for (i = 0; i < n; i++)
-			if (epoll_ctl(ia->sleep_fd, EPOLL_CTL_ADD, fds[i], &e) == 0 ||
-			    (errno == EEXIST &&
-			     epoll_ctl(ia->sleep_fd, EPOLL_CTL_MOD, fds[i], &e) == 0))
-				ia->sleep_fds[ia->nsleep++] = fds[i];
-		ia->sleep_in = false;
-	}
-	/* the fds a consumer serves stay quiet until it leaves */
-	sleep_set(ia, ia->cm_waiters == 0);
-}
-
 static void *progress_main(void *arg)
 {
 	struct dapl_ia *ia = arg;
-	struct epoll_event evs[CM_MAX_FDS + 2];
+	struct pollfd pfd[CM_MAX_FDS + 2];
 	struct dapl_tcm_event ev;
 	int fds[CM_MAX_FDS];
 	int n, i;
@@ -505,16 +455,19 @@ static void *progress_main(void *arg)
 		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
 		pthread_mutex_unlock(&ia->lock);
 
-		pthread_mutex_lock(&ia->sleep_lock);
-		sleep_fds_are(ia, fds, n);
-		pthread_mutex_unlock(&ia->sleep_lock);
-
-		n = epoll_wait(ia->sleep_fd, evs, CM_MAX_FDS + 2, -1);
-		for (i = 0; i < n; i++) {
-			if (evs[i].data.u32 == 0 &&
+		pfd[0].fd = ia->wake_fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = ia->timer_fd;
+		pfd[1].events = POLLIN;
+		for (i = 0; i < n && i < CM_MAX_FDS; i++) {
+			pfd[i + 2].fd = fds[i];
+			pfd[i + 2].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)(i + 2), -1) > 0) {
+			if ((pfd[0].revents & POLLIN) &&
 			    read(ia->wake_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
-			if (evs[i].data.u32 == 1 &&
+			if ((pfd[1].revents & POLLIN) &&
 			    read(ia->timer_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
 		}
@@ -524,36 +477,25 @@ static void *progress_main(void *arg)
 
 int dapl_cm_start(struct dapl_ia *ia)
 {
-	struct epoll_event e = { .events = EPOLLIN };
 	int err;
 
 	ia->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ia->wake_fd < 0)
+		return -errno;
 	ia->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	ia->sleep_fd = epoll_create1(EPOLL_CLOEXEC);
 	ia->timer_ns = 0;
-	ia->nsleep = 0;
-	ia->sleep_in = false;
-	ia->cm_waiters = 0;
-	err = 0;
-	if (ia->wake_fd < 0 || ia->timer_fd < 0 || ia->sleep_fd < 0)
-		err = -errno;
-	e.data.u32 = 0;
-	if (!err && epoll_ctl(ia->sleep_fd, EPOLL_CTL_ADD, ia->wake_fd, &e))
-		err = -errno;
-	e.data.u32 = 1;
-	if (!err && epoll_ctl(ia->sleep_fd, EPOLL_CTL_ADD, ia->timer_fd, &e))
-		err = -errno;
-	if (!err)
-		err = -pthread_create(&ia->progress, NULL, progress_main, ia);
+	if (ia->timer_fd < 0) {
+		err = errno;
+		close(ia->wake_fd);
+		ia->wake_fd = -1;
+		return -err;
+	}
+	err = pthread_create(&ia->progress, NULL, progress_main, ia);
 	if (err) {
-		if (ia->wake_fd >= 0)
-			close(ia->wake_fd);
-		if (ia->timer_fd >= 0)
-			close(ia->timer_fd);
-		if (ia->sleep_fd >= 0)
-			close(ia->sleep_fd);
-		ia->wake_fd = ia->timer_fd = ia->sleep_fd = -1;
-		return err;
+		close(ia->wake_fd);
+		close(ia->timer_fd);
+		ia->wake_fd = ia->timer_fd = -1;
+		return -err;
 	}
 	ia->progress_running = true;
 	return 0;
@@ -569,50 +511,26 @@ void dapl_cm_kick(struct dapl_ia *ia)
 
 int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
 {
-	int all[CM_MAX_FDS], n = 0;
+	int n = 0;
 
 	pthread_mutex_lock(&ia->lock);
 	if (ia->progress_running && !ia->stopping)
-		n = ia->ops->progress_fds(ia->dev, all, CM_MAX_FDS);
-	/* all or none: the thread leaves every one of them to us */
-	if (n < 0 || n > max)
-		n = 0;
-	if (n > 0) {
-		memcpy(fds, all, (size_t)n * sizeof(*fds));
-		/* out of the thread's set before we sleep on them: an
-		 * arrival wakes us, not both of us (no wakeup needed: one
-		 * the thread is handling already it finishes) */
-		pthread_mutex_lock(&ia->sleep_lock);
-		if (!ia->cm_waiters++)
-			sleep_set(ia, false);
-		pthread_mutex_unlock(&ia->sleep_lock);
-	}
+		n = ia->ops->progress_fds(ia->dev, fds, max);
 	pthread_mutex_unlock(&ia->lock);
-	return n;
+	return n < 0 ? 0 : n;
 }
 
-/* The whole pass, waiting for ia->lock if need be: the progress thread
- * does not sleep on what fired, it is ours to serve. */
-void dapl_cm_waiter_pump(struct dapl_ia *ia)
+bool dapl_cm_waiter_pump(struct dapl_ia *ia)
 {
 	struct dapl_tcm_event ev;
 
-	pthread_mutex_lock(&ia->lock);
+	if (pthread_mutex_trylock(&ia->lock))
+		return false;
 	if (!ia->stopping)
 		while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
 			handle_event(ia, &ev);
 	pthread_mutex_unlock(&ia->lock);
-}
-
-/* The last consumer to leave puts the fds back in the thread's set, as it
- * last had them: level-triggered, what came since our last pass wakes it
- * at once (the thread refreshes the set after its pass). */
-void dapl_cm_waiter_leave(struct dapl_ia *ia)
-{
-	pthread_mutex_lock(&ia->sleep_lock);
-	if (!--ia->cm_waiters)
-		sleep_set(ia, true);
-	pthread_mutex_unlock(&ia->sleep_lock);
+	return true;
 }
 
 void dapl_cm_stop(struct dapl_ia *ia)
@@ -627,11 +545,6 @@ void dapl_cm_stop(struct dapl_ia *ia)
 	ia->progress_running = false;
 	close(ia->wake_fd);
 	close(ia->timer_fd);
-	/* a consumer still asleep on a connection EVD leaves later */
-	pthread_mutex_lock(&ia->sleep_lock);
-	close(ia->sleep_fd);
-	ia->sleep_fd = -1;
-	pthread_mutex_unlock(&ia->sleep_lock);
 	ia->wake_fd = ia->timer_fd = -1;
 }
 

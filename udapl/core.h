@@ -125,16 +125,6 @@ struct dapl_ia {
 	int wake_fd;                          /* eventfd: wakes the progress thread */
 	int timer_fd;                         /* timerfd: the earliest connect deadline */
 	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
-	/* What the progress thread sleeps on: an epoll set of wake_fd,
-	 * timer_fd and the transport's progress fds, but for the time
-	 * consumers asleep on a connection or CR EVD serve those fds
-	 * themselves (cm_waiters > 0): the fds then leave the set, so an
-	 * arrival wakes the consumer only (evd.c).  Under sleep_lock. */
-	int sleep_fd;
-	pthread_mutex_t sleep_lock;
-	int sleep_fds[16], nsleep;            /* the transport's fds, last said */
-	bool sleep_in;                        /* they are in the set */
-	int cm_waiters;
 };
 
 /* The IA behind a handle (checked), or NULL. */
@@ -490,15 +480,13 @@ void dapl_cm_stop(struct dapl_ia *ia);
 /* Wakes the progress thread (to stop it). */
 void dapl_cm_kick(struct dapl_ia *ia);
 /* For a consumer asleep in dat_evd_wait on a connection or CR EVD: the
- * transport's progress fds (at most max, all or none; 0 once the IA is
- * closing), and the progress thread's pass, run by that consumer whenever
- * they fire, so the event reaches it without a hop through the progress
- * thread, which does not sleep on them meanwhile.  A consumer given
- * n > 0 fds calls dapl_cm_waiter_leave once it sleeps on them no more
- * (the thread takes them back).  No lock held. */
+ * transport's progress fds (at most max; 0 once the IA is closing), and
+ * the progress thread's pass, run by that consumer when they fire, so the
+ * event reaches it without a hop through the progress thread.  The pass
+ * returns false, doing nothing, while the progress thread is in its own
+ * (whose events then wake the consumer).  No lock held. */
 int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max);
-void dapl_cm_waiter_pump(struct dapl_ia *ia);
-void dapl_cm_waiter_leave(struct dapl_ia *ia);
+bool dapl_cm_waiter_pump(struct dapl_ia *ia);
 
 /* Consumer calls that need the state machine, ia->lock held. */
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,

@@ -890,7 +890,7 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	/* a connection or CR EVD: the progress fds this waiter sleeps on
 	 * and serves itself (dapl_cm_waiter_pump); -1 = not looked up yet */
 	int cm_fds[EVD_CM_FDS], ncm = -1, cm_at = 0;
-	bool pinned = false, armed = false;
+	bool cm_skip = false, pinned = false, armed = false;
 	struct dapl_ia *ia;
 
 	if (!evd)
@@ -971,11 +971,13 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			if (evd_fill(evd) > 0 && evd->count >= threshold)
 				continue;
 		}
-		/* the progress fds, ours to serve while we wait */
+		/* the progress fds, unless the progress thread was in its
+		 * pass last time: its events will come through event_fd */
 		cm_at = nfds;
-		for (i = 0; i < ncm; i++)
+		for (i = 0; i < ncm && !cm_skip; i++)
 			pfd[nfds++] = (struct pollfd){ .fd = cm_fds[i],
 						       .events = POLLIN };
+		cm_skip = false;
 		if (!forever) {
 			left = deadline - now;
 			ts.tv_sec = (time_t)(left / 1000000000u);
@@ -986,7 +988,7 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		err = rc < 0 ? errno : 0;
 		for (i = cm_at; rc > 0 && i < nfds; i++)
 			if (pfd[i].revents & POLLIN) {
-				dapl_cm_waiter_pump(ia);
+				cm_skip = !dapl_cm_waiter_pump(ia);
 				break;
 			}
 		pthread_mutex_lock(&evd->lock);
@@ -996,8 +998,6 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			evd_release(evd);
 			if (pfd != pfd_few)
 				free(pfd);
-			if (ncm > 0)
-				dapl_cm_waiter_leave(ia);
 			if (pinned)
 				dapl_ia_unpin(ia);
 			return DAT_ERROR(DAT_ABORT, DAT_NO_SUBTYPE);
@@ -1028,8 +1028,6 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	pthread_mutex_unlock(&evd->lock);
 	if (pfd != pfd_few)
 		free(pfd);
-	if (ncm > 0)
-		dapl_cm_waiter_leave(ia);
 	if (pinned)
 		dapl_ia_unpin(ia);
 	return ret;

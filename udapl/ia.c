@@ -37,7 +37,6 @@ static void ia_release(struct dapl_ia *ia)
 	if (ia->dev)
 		ia->ops->dev_close(ia->dev);
 	pthread_mutex_destroy(&ia->lock);
-	pthread_mutex_destroy(&ia->sleep_lock);
 	dapl_handle_free(ia);
 }
 
@@ -124,10 +123,8 @@ DAT_RETURN dapl_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	ia->ops = prov->ops;
 	ia->wake_fd = -1;
 	ia->timer_fd = -1;
-	ia->sleep_fd = -1;
 	atomic_init(&ia->pins, 1);
 	pthread_mutex_init(&ia->lock, NULL);
-	pthread_mutex_init(&ia->sleep_lock, NULL);
 
 	err = ia->ops->dev_open(prov->ia_params, &ia->dev, why, sizeof(why));
 	if (err) {

@@ -14,15 +14,11 @@
  * provider that never reports fails the test instead of hanging it. */
 #define _GNU_SOURCE
 #include <check.h>
-#include <dirent.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,148 +186,6 @@ START_TEST(ack_waits_for_no_tick)
 }
 END_TEST
 
-/* ---- a connection request reaches its waiter without the progress thread */
-
-/* The threads of this process, by id (at most max). */
-static int tasks(pid_t *tid, int max)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) && n < max)
-		if (e->d_name[0] != '.')
-			tid[n++] = (pid_t)atoi(e->d_name);
-	closedir(d);
-	return n;
-}
-
-/* What thread tid is blocked in (its syscall number), -1 while it runs. */
-static long blocked_in(pid_t tid)
-{
-	char path[64], line[128];
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	if (fgets(line, sizeof(line), f) && line[0] >= '0' && line[0] <= '9')
-		nr = strtol(line, NULL, 10);
-	fclose(f);
-	return nr;
-}
-
-/* How many times thread tid has been switched out, for any reason. */
-static long switches(pid_t tid)
-{
-	char path[64], line[128];
-	long n = 0, v;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
-			n += v;
-	fclose(f);
-	return n;
-}
-
-static struct {
-	pid_t waiter, progress;
-	struct hx_peer *peer;
-	DAT_CONN_QUAL qual;
-	long before;            /* the progress thread's switches, asleep */
-} w;
-
-/* Once the test thread sleeps in dat_evd_wait on the CR EVD and the
- * progress thread sleeps too, notes the latter's switches and lets the
- * peer connect.  Bounded: a thread that never gets there fails. */
-static void *release_peer(void *arg)
-{
-	struct timespec end, now;
-	int64_t v = (int64_t)w.qual;
-
-	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += HX_WAIT_US / 1000000;
-	while (blocked_in(w.waiter) != SYS_ppoll ||
-	       blocked_in(w.progress) < 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ck_assert_msg(now.tv_sec < end.tv_sec,
-			      "the waiter never slept in ppoll");
-		sched_yield();
-	}
-	w.before = switches(w.progress);
-	hx_send(w.peer, MSG_QUAL, &v, 1, NULL, 0);
-	return NULL;
-}
-
-/* The peer of cr_reaches_its_waiter_alone: one connect, refused. */
-static void connector(struct hx_peer *self, void *arg)
-{
-	struct hx_ia y;
-	struct hx_ep e;
-	struct hx_msg m;
-
-	(void)arg;
-	hx_expect_msg(self, MSG_QUAL, &m);
-	hx_ia_open(&y);
-	hx_ep_create(&y, &e, -1, -1);
-	hx_connect(&e, (DAT_CONN_QUAL)m.v[0], 0, NULL);
-	hx_expect_event(e.conn, DAT_CONNECTION_EVENT_PEER_REJECTED, e.ep, NULL);
-	hx_ep_free(&e);
-	hx_ia_close(&y);
-}
-
-/* A consumer asleep in dat_evd_wait on a CR EVD runs the progress pass
- * itself when the request arrives; the IA's progress thread is not even
- * woken (its switch count stays put): the request goes through one
- * thread, the waiter's. */
-START_TEST(cr_reaches_its_waiter_alone)
-{
-	DAT_CR_ARRIVAL_EVENT_DATA arr;
-	DAT_PSP_HANDLE psp;
-	DAT_CR_HANDLE cr;
-	struct hx_peer peer;
-	pid_t old[64], now[64];
-	pthread_t helper;
-	int nold, nnow, i, j, fresh = 0;
-
-	hx_spawn(&peer, "connector", connector, NULL);
-	nold = tasks(old, 64);
-	hx_ia_open(&x);
-	nnow = tasks(now, 64);
-	for (i = 0; i < nnow; i++) {
-		for (j = 0; j < nold && old[j] != now[i]; j++)
-			;
-		if (j == nold) {
-			w.progress = now[i];
-			fresh++;
-		}
-	}
-	ck_assert_msg(fresh == 1, "dat_ia_open started %d threads, expected "
-		      "the progress thread only", fresh);
-	w.waiter = (pid_t)syscall(SYS_gettid);
-	w.peer = &peer;
-	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &w.qual);
-	ck_assert_int_eq(pthread_create(&helper, NULL, release_peer, NULL), 0);
-	cr = hx_wait_cr(x.cr, &arr);
-	ck_assert_int_eq(pthread_join(helper, NULL), 0);
-	ck_assert_msg(switches(w.progress) == w.before,
-		      "the progress thread ran %ld times while the request "
-		      "reached its waiter", switches(w.progress) - w.before);
-	HX_OK(dat_cr_reject(cr));
-	hx_reap(&peer);
-	HX_OK(dat_psp_free(psp));
-	hx_ia_close(&x);
-}
-END_TEST
-
 static void setup(void)
 {
 	/* the tcp provider's periodic timer off: only arrivals may move
@@ -354,7 +208,6 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, ack_waits_for_no_tick);
-	tcase_add_test(tc, cr_reaches_its_waiter_alone);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

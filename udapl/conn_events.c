@@ -46,6 +46,10 @@ static void fd_set_ready(struct dapl_conn_events *q)
 {
 	uint64_t one = 1;
 
+	if (q->fd_set ||
+	    (q->quiet && pthread_equal(q->quiet_for, pthread_self())))
+		return;
+	q->fd_set = true;
 	if (write(q->fd, &one, sizeof(one)) < 0) {
 		/* only when the count is at its maximum: readable anyway */
 	}
@@ -55,15 +59,22 @@ static void fd_clear(struct dapl_conn_events *q)
 {
 	uint64_t v;
 
+	if (!q->fd_set)
+		return;
+	q->fd_set = false;
 	if (read(q->fd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing to read */
 	}
 }
 
+void dapl_conn_events_quiet(struct dapl_conn_events *q, bool on)
+{
+	q->quiet = on;
+	q->quiet_for = pthread_self();
+}
+
 static void append(struct dapl_conn_events *q, struct dapl_conn_event_slot *s)
 {
-	bool was_empty = !q->head;
-
 	s->queued = true;
 	s->next = NULL;
 	if (q->tail)
@@ -71,8 +82,9 @@ static void append(struct dapl_conn_events *q, struct dapl_conn_event_slot *s)
 	else
 		q->head = s;
 	q->tail = s;
-	if (was_empty)
-		fd_set_ready(q);
+	/* (a no-op while it is readable already: the first of a queue
+	 * that was quiet for its thread did not write it) */
+	fd_set_ready(q);
 }
 
 void dapl_conn_events_queue(struct dapl_conn_events *q,

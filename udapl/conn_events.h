@@ -25,8 +25,10 @@
  *    cut); the event handed out points at the queue's own copy, valid
  *    until the next dapl_conn_events_pop.
  *  - The queue's eventfd (dapl_conn_events_fd, for the transport's progress
- *    fds) is readable exactly while something is queued.  Nobody but this
- *    unit reads or writes it.
+ *    fds) is readable exactly while something is queued, but for events a
+ *    thread queued while the queue was quiet for it (dapl_conn_events_quiet):
+ *    that thread takes them itself before anyone else needs to hear of
+ *    them.  Nobody but this unit reads or writes it.
  *
  * Locking: the queue has no lock of its own.  The transport names one lock
  * (all three use dev->lock) that it holds around every call below except
@@ -39,6 +41,7 @@
 #ifndef UDAPL_CONN_EVENTS_H
 #define UDAPL_CONN_EVENTS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +69,9 @@ struct dapl_conn_event_slot {
 struct dapl_conn_events {
 	struct dapl_conn_event_slot *head, *tail;
 	int fd;                         /* eventfd: readable while head != NULL */
+	bool fd_set;                    /* written since it was last read away */
+	bool quiet;                     /* quiet_for queues without writing it */
+	pthread_t quiet_for;
 	uint8_t pdata[DAPL_CONN_EVENT_PDATA_MAX]; /* of the event popped last */
 };
 
@@ -94,6 +100,13 @@ void dapl_conn_events_queue(struct dapl_conn_events *q,
  * accept. */
 void dapl_conn_events_drop(struct dapl_conn_events *q,
 			   struct dapl_conn_event_slot *s);
+/* on: what the calling thread queues from now on does not make the
+ * eventfd readable (nor keep it so), as that thread pops until the queue
+ * is empty before it calls this with off; events other threads queue
+ * meanwhile make it readable as usual.  For a consumer's call after which
+ * it collects the events the call made (transport.h's cm_self_pump): the
+ * transport's progress thread is not woken for them. */
+void dapl_conn_events_quiet(struct dapl_conn_events *q, bool on);
 /* Takes the oldest event: true with ev's type, ep, status, pdata and
  * pdata_len set (its other fields untouched), false when none is queued.
  * ev->pdata points into q, valid until the next pop. */

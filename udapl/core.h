@@ -172,6 +172,7 @@ struct dapl_evd {
 	bool cno_queued;
 	bool enabled, waitable;
 	bool waiting;                         /* a thread is in dat_evd_wait */
+	pthread_t waiter;                     /* that thread, while waiting */
 	bool overflowed;                      /* overflow already reported */
 	unsigned empty_polls;                 /* dequeues in a row that found nothing */
 	/* EPs, PSPs, RSPs that name it.  Raised under the EVD's IA lock

@@ -295,7 +295,10 @@ static DAT_RETURN evd_enqueue(struct dapl_evd *evd, const DAT_EVENT *ev,
 		return DAT_ERROR(DAT_QUEUE_FULL, DAT_NO_SUBTYPE);
 	}
 	ring_push(evd, ev);
-	wake = evd->waiting;
+	/* the waiter itself posting (serving itself the progress pass,
+	 * dapl_cm_waiter_pump) looks at the ring before it sleeps again:
+	 * the fd, written, would only wake its next wait for nothing */
+	wake = evd->waiting && !pthread_equal(evd->waiter, pthread_self());
 	if (!wake && evd->enabled && evd->cno)
 		dapl_cno_trigger(evd->cno, evd);
 	pthread_mutex_unlock(&evd->lock);
@@ -914,6 +917,7 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		return ERR_STATE(WAITER);
 	}
 	evd->waiting = true;   /* from here on, posts wake us, not the CNO */
+	evd->waiter = pthread_self();
 	for (;;) {
 		evd_fill(evd);
 		if (evd->count >= threshold) {

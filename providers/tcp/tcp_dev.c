@@ -636,6 +636,8 @@ void tcp_cm_self_pump(struct dapl_tdev *dev, bool on)
 	pthread_mutex_lock(&dev->lock);
 	dev->self_pump = on;
 	dev->self_pumper = pthread_self();
+	/* what that thread queues meanwhile wakes nobody: it takes it */
+	dapl_conn_events_quiet(&dev->connq, on);
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -644,7 +646,7 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	struct epoll_event evs[32];
 	struct dapl_tep *ready[32];
 	int n, i, nready = 0;
-	bool kick = false, ticked = false;
+	bool kick = false, ticked = false, quiet;
 
 	pthread_mutex_lock(&dev->lock);
 	if (next_event(dev, ev)) {
@@ -707,6 +709,13 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			break;
 		}
 	}
+	/* What the drives below queue, we hand out ourselves: the caller
+	 * calls until -EAGAIN (transport.h), so it wakes nobody (the queue's
+	 * eventfd written and read away by this one thread, and a consumer
+	 * or the progress thread asleep on our epoll set woken for it). */
+	quiet = !dev->self_pump;
+	if (quiet)
+		dapl_conn_events_quiet(&dev->connq, true);
 	pthread_mutex_unlock(&dev->lock);
 
 	for (i = 0; i < nready; i++)
@@ -717,6 +726,8 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		kick_waiting(dev);
 
 	pthread_mutex_lock(&dev->lock);
+	if (quiet)
+		dapl_conn_events_quiet(&dev->connq, false);
 	i = next_event(dev, ev);
 	dev->polled = i && n < 32;
 	pthread_mutex_unlock(&dev->lock);

@@ -1,10 +1,12 @@
 /* The queue of synthesised connection events (udapl/conn_events.h): order
  * across endpoints, one terminal event per attempt, a terminal event
  * behind a queued ESTABLISHED, drop, private data, and the eventfd that
- * tells the progress thread something waits. */
+ * tells the progress thread something waits (but for what a thread that
+ * collects its own events queued while the queue was quiet for it). */
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +266,51 @@ START_TEST(fd_readable_while_queued)
 }
 END_TEST
 
+static void *queue_from_another_thread(void *arg)
+{
+	dapl_conn_events_queue(&q, &((struct dapl_tep *)arg)->cev,
+			       DAPL_TCM_DISCONNECTED, 0, NULL, 0);
+	return NULL;
+}
+
+START_TEST(quiet_for_its_thread_only)
+{
+	pthread_t t;
+
+	/* what the quiet thread queues wakes nobody: it pops it itself */
+	dapl_conn_events_quiet(&q, true);
+	dapl_conn_events_queue(&q, &eps[0].cev, DAPL_TCM_ESTABLISHED, 0,
+			       NULL, 0);
+	ck_assert(!readable());
+	pop_is(&eps[0], DAPL_TCM_ESTABLISHED, 0);
+	empty();
+	/* another thread's event, queued meanwhile, behind one of ours
+	 * or alone, still makes it readable, until all is popped */
+	dapl_conn_events_queue(&q, &eps[0].cev, DAPL_TCM_DISCONNECTED, 0,
+			       NULL, 0);
+	ck_assert(!readable());
+	ck_assert_int_eq(pthread_create(&t, NULL, queue_from_another_thread,
+					&eps[1]), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert(readable());
+	dapl_conn_events_queue(&q, &eps[2].cev, DAPL_TCM_DISCONNECTED, 0,
+			       NULL, 0);
+	pop_is(&eps[0], DAPL_TCM_DISCONNECTED, 0);
+	ck_assert(readable());
+	pop_is(&eps[1], DAPL_TCM_DISCONNECTED, 0);
+	pop_is(&eps[2], DAPL_TCM_DISCONNECTED, 0);
+	empty();
+	/* off again: ours make it readable too */
+	dapl_conn_events_quiet(&q, false);
+	dapl_conn_events_drop(&q, &eps[0].cev);
+	dapl_conn_events_queue(&q, &eps[0].cev, DAPL_TCM_DISCONNECTED, 0,
+			       NULL, 0);
+	ck_assert(readable());
+	pop_is(&eps[0], DAPL_TCM_DISCONNECTED, 0);
+	empty();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conn_events");
@@ -278,6 +325,7 @@ int main(void)
 	tcase_add_test(tc, drop_removes_an_endpoints_events);
 	tcase_add_test(tc, pdata_copied_and_cut);
 	tcase_add_test(tc, fd_readable_while_queued);
+	tcase_add_test(tc, quiet_for_its_thread_only);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -3,6 +3,7 @@
  * and stubs for the core functions evd.c / cno.c call in other files. */
 #include <check.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -269,6 +270,13 @@ bool dapl_cm_waiter_pump(struct dapl_ia *ia)
 		dapl_evd_post_connection(cm_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
 					 &cm_ep, 0, NULL);
 	return true;
+}
+
+static bool fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
 }
 
 void dapl_log(const char *fmt, ...)
@@ -706,6 +714,9 @@ START_TEST(connection_waiter_serves_progress_fds)
 	ck_assert_uint_eq(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
 	ck_assert_ptr_eq(ev.event_data.connect_event_data.ep_handle, &cm_ep);
 	ck_assert_int_eq(cm_pumps, 1);
+	/* it posted to its own EVD while it waited there: the EVD's fd was
+	 * not written, or the next wait would wake at once for nothing */
+	ck_assert(!fd_readable(((struct dapl_evd *)conn)->event_fd));
 	/* the fd readable again: a DTO EVD's waiter does not run the pass */
 	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
 	ck_assert_uint_eq(dapl_evd_wait(dto, 10000, 1, &ev, &nmore), E_TIMEOUT);

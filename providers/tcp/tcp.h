@@ -511,10 +511,10 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 enum { TAG_NOTIFY = 0, TAG_LISTEN = 1, TAG_CONN = 2, TAG_EP = 3, TAG_TIMER = 4,
        TAG_CONNQ = 5 };
 #define TAG_MASK 7u
-uint64_t tagged(const void *p, unsigned tag);
-int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data);
+uint64_t tcp_tagged(const void *p, unsigned tag);
+int tcp_epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data);
 /* dev->lock held: the timer runs (on) or stops. */
-void timer_set(struct dapl_tdev *dev, bool on);
+void tcp_timer_set(struct dapl_tdev *dev, bool on);
 int tcp_dev_open(const char *ia_params, struct dapl_tdev **dev, char *why,
 		 size_t whylen);
 int tcp_dev_query(struct dapl_tdev *dev, struct dapl_tdev_attr *attr);

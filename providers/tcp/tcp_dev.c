@@ -76,12 +76,12 @@ uint64_t tcp_now_ms(void)
 	return tcp_now_ns() / 1000000;
 }
 
-uint64_t tagged(const void *p, unsigned tag)
+uint64_t tcp_tagged(const void *p, unsigned tag)
 {
 	return (uint64_t)(uintptr_t)p | tag;
 }
 
-int epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
+int tcp_epoll_set(int epfd, int op, int fd, uint32_t events, uint64_t data)
 {
 	struct epoll_event e = { .events = events };
 
@@ -162,11 +162,11 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		    strerror(-err));
 		goto fail_fds;
 	}
-	if (epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->notify_fd, EPOLLIN,
+	if (tcp_epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->notify_fd, EPOLLIN,
 		      TAG_NOTIFY) ||
-	    epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->timer_fd, EPOLLIN,
+	    tcp_epoll_set(dev->epfd, EPOLL_CTL_ADD, dev->timer_fd, EPOLLIN,
 		      TAG_TIMER) ||
-	    epoll_set(dev->epfd, EPOLL_CTL_ADD, dapl_conn_events_fd(&dev->connq),
+	    tcp_epoll_set(dev->epfd, EPOLL_CTL_ADD, dapl_conn_events_fd(&dev->connq),
 		      EPOLLIN, TAG_CONNQ)) {
 		err = -EMFILE;
 		goto fail_fds;
@@ -307,7 +307,7 @@ void tcp_dev_notify(struct dapl_tdev *dev)
 }
 
 /* dev->lock held. */
-void timer_set(struct dapl_tdev *dev, bool on)
+void tcp_timer_set(struct dapl_tdev *dev, bool on)
 {
 	struct itimerspec its;
 
@@ -330,7 +330,7 @@ void tcp_dev_need_tick(struct dapl_tdev *dev)
 	if (atomic_load(&dev->timer_on))
 		return;
 	pthread_mutex_lock(&dev->lock);
-	timer_set(dev, true);
+	tcp_timer_set(dev, true);
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -347,8 +347,8 @@ void tcp_dev_watch(struct dapl_tep *ep)
 		return;
 	if (ep->dev_ev == ev)
 		return;
-	if (epoll_set(dev->epfd, ep->dev_ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
-		      ep->fd, ev, tagged(ep, TAG_EP)) == 0)
+	if (tcp_epoll_set(dev->epfd, ep->dev_ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+		      ep->fd, ev, tcp_tagged(ep, TAG_EP)) == 0)
 		ep->dev_ev = ev;
 }
 
@@ -463,7 +463,7 @@ static void ep_service(struct dapl_tep *ep)
 		ep->excluded = true;
 		tcp_dev_unwatch(ep);
 		pthread_mutex_lock(&ep->dev->lock);
-		timer_set(ep->dev, true);
+		tcp_timer_set(ep->dev, true);
 		pthread_mutex_unlock(&ep->dev->lock);
 	}
 	ep->drives_seen = d;
@@ -519,7 +519,7 @@ static void tick(struct dapl_tdev *dev)
 			eps[n++] = ep;
 		}
 	}
-	timer_set(dev, need);
+	tcp_timer_set(dev, need);
 	if (!need) {
 		/* an ack made owed while we looked: it found the timer still
 		 * on and did not start it (tcp_dev_need_tick) */
@@ -528,7 +528,7 @@ static void tick(struct dapl_tdev *dev)
 			if (ep->ack_owed || ep->excluded)
 				need = true;
 		if (need)
-			timer_set(dev, true);
+			tcp_timer_set(dev, true);
 	}
 	pthread_mutex_unlock(&dev->lock);
 

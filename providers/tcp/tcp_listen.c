@@ -75,7 +75,7 @@ int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 			((struct sockaddr_in *)&a)->sin_port :
 			((struct sockaddr_in6 *)&a)->sin6_port);
 	pthread_mutex_lock(&dev->lock);
-	err = epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, tagged(l, TAG_LISTEN));
+	err = tcp_epoll_set(dev->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, tcp_tagged(l, TAG_LISTEN));
 	if (err) {
 		pthread_mutex_unlock(&dev->lock);
 		close(fd);
@@ -301,7 +301,7 @@ static void listener_pause(struct dapl_tdev *dev, struct dapl_tlisten *l,
 		(void)epoll_ctl(dev->epfd, EPOLL_CTL_DEL, l->fd, NULL);
 		l->paused = true;
 	}
-	timer_set(dev, true);
+	tcp_timer_set(dev, true);
 	if (!atomic_exchange(&said, true))
 		dapl_dbg(1, "%s: cannot accept on port %u (%s): new connections "
 			 "wait in the listen backlog, tried again every %d ms "
@@ -313,8 +313,8 @@ static void listener_pause(struct dapl_tdev *dev, struct dapl_tlisten *l,
 static void listener_resume(struct dapl_tdev *dev, struct dapl_tlisten *l)
 {
 	/* failing, it stays paused: the next tick tries again */
-	if (l->paused && !epoll_set(dev->epfd, EPOLL_CTL_ADD, l->fd, EPOLLIN,
-				    tagged(l, TAG_LISTEN)))
+	if (l->paused && !tcp_epoll_set(dev->epfd, EPOLL_CTL_ADD, l->fd, EPOLLIN,
+				    tcp_tagged(l, TAG_LISTEN)))
 		l->paused = false;
 }
 
@@ -401,8 +401,8 @@ void tcp_accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 		if (r == 0) {
 			src_addr(&peer, a, &alen);
 			ho_make_room(dev, a, alen);
-			if (epoll_set(dev->epfd, EPOLL_CTL_ADD, fd,
-				      EPOLLIN | EPOLLRDHUP, tagged(c, TAG_CONN))) {
+			if (tcp_epoll_set(dev->epfd, EPOLL_CTL_ADD, fd,
+				      EPOLLIN | EPOLLRDHUP, tcp_tagged(c, TAG_CONN))) {
 				tcp_conn_free(c);
 				continue;
 			}
@@ -412,7 +412,7 @@ void tcp_accept_new(struct dapl_tdev *dev, struct dapl_tlisten *l)
 				continue;
 			}
 			ho_add(dev, c, s);
-			timer_set(dev, true);
+			tcp_timer_set(dev, true);
 		}
 		c->next = dev->conns;
 		dev->conns = c;

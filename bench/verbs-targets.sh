@@ -92,28 +92,9 @@ cat "$tmp/dat"
 
 # perftest's server must listen before its client connects: the client is
 # retried (a benchmark script; tests never sleep to synchronise).
+. "$(dirname "$0")/perftest-pair.sh"
 perftest() {
-	prog=$1
-	shift
-	port=$(( 18000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 2000 ))
-	# shellcheck disable=SC2086 # $pt_srv, $cm: words or nothing
-	$pt_srv timeout 120 "$prog" -d "$dev" -F $cm -p "$port" "$@" > "$tmp/srv" 2>&1 &
-	spid=$!
-	tries=0
-	while [ $tries -lt 40 ]; do
-		tries=$((tries + 1))
-		# shellcheck disable=SC2086
-		if $pt_cli timeout 120 "$prog" -d "$dev" -F $cm -p "$port" "$@" "$ip" > "$tmp/cli" 2>&1; then
-			wait $spid
-			return 0
-		fi
-		sleep 0.25
-	done
-	kill $spid 2>/dev/null
-	wait $spid
-	cat "$tmp/cli"
-	echo "verbs-targets: $prog $* failed"
-	return 1
+	perftest_pair "$@" || { echo "verbs-targets: $* failed"; return 1; }
 }
 # KEY: t_typical and the 99% percentile of perftest's first row; the
 # header must name them, or the columns mean something else

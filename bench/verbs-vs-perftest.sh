@@ -91,25 +91,9 @@ done
 
 # perftest's server must listen before its client connects: the client is
 # retried (a benchmark script; tests never sleep to synchronise).
+. "$(dirname "$0")/perftest-pair.sh"
 perftest() {
-	prog=$1
-	shift
-	port=$(( 18000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 2000 ))
-	timeout 120 "$prog" -d "$dev" -F -p "$port" "$@" > "$tmp/srv" 2>&1 &
-	spid=$!
-	tries=0
-	while [ $tries -lt 40 ]; do
-		tries=$((tries + 1))
-		if timeout 120 "$prog" -d "$dev" -F -p "$port" "$@" "$ip" > "$tmp/cli" 2>&1; then
-			wait $spid
-			return 0
-		fi
-		sleep 0.25
-	done
-	kill $spid 2>/dev/null
-	wait $spid
-	cat "$tmp/cli"
-	return 1
+	perftest_pair "$@"
 }
 
 # the first data row of perftest's table (it starts with the byte count)

@@ -299,7 +299,9 @@ static DAT_RETURN evd_enqueue(struct dapl_evd *evd, const DAT_EVENT *ev,
 	 * dapl_cm_waiter_pump) looks at the ring before it sleeps again:
 	 * the fd, written, would only wake its next wait for nothing */
 	wake = evd->waiting && !pthread_equal(evd->waiter, pthread_self());
-	if (!wake && evd->enabled && evd->cno)
+	/* with a waiter (itself posting or not) the event is the waiter's,
+	 * not the CNO's */
+	if (!evd->waiting && evd->enabled && evd->cno)
 		dapl_cno_trigger(evd->cno, evd);
 	pthread_mutex_unlock(&evd->lock);
 	/* The waiter is woken once the lock is free: woken under it, it

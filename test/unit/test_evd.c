@@ -697,7 +697,8 @@ END_TEST
  * EVD's waiter leaves them alone. */
 START_TEST(connection_waiter_serves_progress_fds)
 {
-	DAT_EVD_HANDLE conn = make_evd(4, NULL, DAT_EVD_CONNECTION_FLAG);
+	DAT_CNO_HANDLE cno = make_cno(DAT_OS_WAIT_PROXY_AGENT_NULL);
+	DAT_EVD_HANDLE conn = make_evd(4, cno, DAT_EVD_CONNECTION_FLAG);
 	DAT_EVD_HANDLE dto = make_evd(4, NULL, DAT_EVD_DTO_FLAG);
 	uint64_t one = 1;
 	DAT_EVENT ev;
@@ -717,6 +718,8 @@ START_TEST(connection_waiter_serves_progress_fds)
 	/* it posted to its own EVD while it waited there: the EVD's fd was
 	 * not written, or the next wait would wake at once for nothing */
 	ck_assert(!fd_readable(((struct dapl_evd *)conn)->event_fd));
+	/* and the event was the waiter's, not its CNO's */
+	ck_assert_ptr_null(((struct dapl_cno *)cno)->fired_head);
 	/* the fd readable again: a DTO EVD's waiter does not run the pass */
 	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
 	ck_assert_uint_eq(dapl_evd_wait(dto, 10000, 1, &ev, &nmore), E_TIMEOUT);

@@ -40,18 +40,14 @@ bool dapl_conn_event_slot_queued(const struct dapl_conn_event_slot *s)
 	return s->queued;
 }
 
-/* The queue this thread pops itself before anyone else needs to hear of
- * what it queues (dapl_conn_events_quiet): per thread, so that one
- * thread's quiet spell never ends or extends another's. */
-static _Thread_local const struct dapl_conn_events *quiet_here;
-
 /* The eventfd follows the queue: set when it stops being empty, read
  * away when it becomes empty (the caller's lock orders the two). */
 static void fd_set_ready(struct dapl_conn_events *q)
 {
 	uint64_t one = 1;
 
-	if (q->fd_set || quiet_here == q)
+	if (q->fd_set ||
+	    (q->quiet && pthread_equal(q->quiet_for, pthread_self())))
 		return;
 	q->fd_set = true;
 	if (write(q->fd, &one, sizeof(one)) < 0) {
@@ -73,7 +69,8 @@ static void fd_clear(struct dapl_conn_events *q)
 
 void dapl_conn_events_quiet(struct dapl_conn_events *q, bool on)
 {
-	quiet_here = on ? q : NULL;
+	q->quiet = on;
+	q->quiet_for = pthread_self();
 }
 
 static void append(struct dapl_conn_events *q, struct dapl_conn_event_slot *s)

@@ -41,6 +41,7 @@
 #ifndef UDAPL_CONN_EVENTS_H
 #define UDAPL_CONN_EVENTS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,8 @@ struct dapl_conn_events {
 	struct dapl_conn_event_slot *head, *tail;
 	int fd;                         /* eventfd: readable while head != NULL */
 	bool fd_set;                    /* written since it was last read away */
+	bool quiet;                     /* quiet_for queues without writing it */
+	pthread_t quiet_for;
 	uint8_t pdata[DAPL_CONN_EVENT_PDATA_MAX]; /* of the event popped last */
 };
 

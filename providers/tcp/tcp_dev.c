@@ -423,13 +423,19 @@ static bool conn_known(struct dapl_tdev *dev, struct dapl_tconn *c)
 	return false;
 }
 
-/* dev->lock held: takes a reference on ep if it is still on the device. */
+/* dev->lock held: takes a reference on ep if it is still on the device.
+ * The endpoint found moves to the front of the list: the endpoints that
+ * wake the thread are few and the idle ones many (512 idle connections
+ * behind one busy one made every wakeup a walk of them all). */
 static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
 {
-	struct dapl_tep *x;
+	struct dapl_tep **at;
 
-	for (x = dev->eps; x; x = x->next)
-		if (x == ep) {
+	for (at = &dev->eps; *at; at = &(*at)->next)
+		if (*at == ep) {
+			*at = ep->next;
+			ep->next = dev->eps;
+			dev->eps = ep;
 			atomic_fetch_add(&ep->refs, 1);
 			return true;
 		}

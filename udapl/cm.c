@@ -12,6 +12,7 @@
  * two sides negotiate RDMA Read limits and report exact private-data
  * sizes; every reject carries one too, so "the peer refused" can be told
  * from "nobody listens". */
+#define _GNU_SOURCE     /* pthread_setname_np */
 #include "config.h"
 
 #include <errno.h>
@@ -497,6 +498,8 @@ int dapl_cm_start(struct dapl_ia *ia)
 		ia->wake_fd = ia->timer_fd = -1;
 		return -err;
 	}
+	/* so that ps, top and perf tell it from the program's threads */
+	(void)pthread_setname_np(ia->progress, "dat-progress");
 	ia->progress_running = true;
 	return 0;
 }

@@ -14,6 +14,7 @@
  * provider that never reports fails the test instead of hanging it. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,6 +187,43 @@ START_TEST(ack_waits_for_no_tick)
 }
 END_TEST
 
+/* The IA's progress thread is named, so that ps, top and perf tell it
+ * from the program's threads (dapl_tcp(7), "Progress"). */
+static int threads_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;       /* a thread that ended meanwhile */
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		n += strcmp(comm, name) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(progress_thread_is_named)
+{
+	ck_assert_int_eq(threads_named("dat-progress"), 0);
+	hx_ia_open(&x);
+	ck_assert_int_eq(threads_named("dat-progress"), 1);
+	hx_ia_close(&x);
+}
+END_TEST
+
 static void setup(void)
 {
 	/* the tcp provider's periodic timer off: only arrivals may move
@@ -208,6 +246,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, ack_waits_for_no_tick);
+	tcase_add_test(tc, progress_thread_is_named);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

@@ -435,14 +435,59 @@ static void run_timers(struct dapl_ia *ia)
 	arm_timer(ia, next, now);
 }
 
+/* DAT_PROGRESS_SPIN_US (libdat(7)): digits only, up to a second; anything
+ * else is no spinning, said in one line at each IA open. */
+static uint64_t spin_ns_from_env(void)
+{
+	const char *v = getenv("DAT_PROGRESS_SPIN_US");
+	uint64_t us = 0;
+	const char *p;
+
+	if (!v || !*v)
+		return 0;
+	for (p = v; *p; p++) {
+		if (*p < '0' || *p > '9' || us > 1000000) {
+			dapl_log("DAT_PROGRESS_SPIN_US=%s: not a number of "
+				 "microseconds up to 1000000; the progress thread "
+				 "will not spin", v);
+			return 0;
+		}
+		us = us * 10 + (uint64_t)(*p - '0');
+	}
+	if (us > 1000000) {
+		dapl_log("DAT_PROGRESS_SPIN_US=%s: more than 1000000; the "
+			 "progress thread will not spin", v);
+		return 0;
+	}
+	return us * 1000u;
+}
+
+/* With DAT_PROGRESS_SPIN_US, how long the consumer must have posted
+ * nothing before the thread spins: one that posts answers what arrives
+ * (a reply, a receive posted again) and needs the CPU the thread would
+ * spin on. */
+#define SPIN_QUIET_NS 1000000u
+
+/* The thread sleeps in poll() on the transport's fds, its wake eventfd
+ * and its timerfd.  With DAT_PROGRESS_SPIN_US it first polls without
+ * sleeping for that long after the last time something was ready: waking
+ * a thread onto a CPU that a consumer spins on costs tens of microseconds
+ * (bench/README.md, "Spinning progress thread"), so a target whose peer's
+ * next Read or Write follows within the window is served without that
+ * wake-up, at the price of the CPU the thread spins on.  Off by default:
+ * it costs connection setup and the window of Sends. */
+
 static void *progress_main(void *arg)
 {
 	struct dapl_ia *ia = arg;
 	struct pollfd pfd[CM_MAX_FDS + 2];
 	struct dapl_tcm_event ev;
 	int fds[CM_MAX_FDS];
-	int n, i;
-	uint64_t drain;
+	int n, i, ready;
+	uint64_t drain, last_ready = 0;
+	unsigned posts, posts_seen = 0;
+	uint64_t posts_changed = 0;
+	bool spin, spin_ok = false;
 
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
@@ -464,7 +509,17 @@ static void *progress_main(void *arg)
 			pfd[i + 2].fd = fds[i];
 			pfd[i + 2].events = POLLIN;
 		}
-		if (poll(pfd, (nfds_t)(i + 2), -1) > 0) {
+		spin = spin_ok && dapl_now_ns() - last_ready < ia->spin_ns;
+		ready = poll(pfd, (nfds_t)(i + 2), spin ? 0 : -1);
+		if (ready > 0 && ia->spin_ns) {
+			last_ready = dapl_now_ns();
+			posts = atomic_load_explicit(&ia->posts, memory_order_relaxed);
+			if (posts != posts_seen)
+				posts_changed = last_ready;
+			posts_seen = posts;
+			spin_ok = last_ready - posts_changed > SPIN_QUIET_NS;
+		}
+		if (ready > 0) {
 			if ((pfd[0].revents & POLLIN) &&
 			    read(ia->wake_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
@@ -485,6 +540,7 @@ int dapl_cm_start(struct dapl_ia *ia)
 		return -errno;
 	ia->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	ia->timer_ns = 0;
+	ia->spin_ns = spin_ns_from_env();
 	if (ia->timer_fd < 0) {
 		err = errno;
 		close(ia->wake_fd);

@@ -125,6 +125,8 @@ struct dapl_ia {
 	int wake_fd;                          /* eventfd: wakes the progress thread */
 	int timer_fd;                         /* timerfd: the earliest connect deadline */
 	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
+	uint64_t spin_ns;                     /* DAT_PROGRESS_SPIN_US, in ns; 0: none */
+	atomic_uint posts;                    /* DTOs posted, ever (dto.c, for the spin) */
 };
 
 /* The IA behind a handle (checked), or NULL. */

@@ -378,6 +378,11 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	DAT_EP_STATE state = ep->param.ep_state;
 	DAT_RETURN rc;
 
+	/* the consumer is at work on this IA (cm.c: the thread's spin;
+	 * counted only then, so that posting threads share no line) */
+	if (ep->ia->spin_ns)
+		atomic_fetch_add_explicit(&ep->ia->posts, 1, memory_order_relaxed);
+
 	if (n < 0 || n > ep->param.ep_attr.max_request_iov || n > DTO_MAX_SGE ||
 	    (n > 0 && !iov))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -620,6 +625,8 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	sl->rmr = NULL;
 	sl->suppress = (flags & (DAT_COMPLETION_SUPPRESS_FLAG |
 				 DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
+	if (ep->ia->spin_ns)
+		atomic_fetch_add_explicit(&ep->ia->posts, 1, memory_order_relaxed);
 	err = ep->ia->ops->post_recv(ep->tep, sge, nsge, (uint64_t)(uintptr_t)sl);
 	if (err) {
 		slot_release(sl);

@@ -151,7 +151,7 @@ static void sender(struct hx_peer *self, void *arg)
  * afterwards: the peer's Send still completes -- the placement report
  * goes when the Send was placed, not with a reply that never comes or at
  * the next tick of the provider's timer. */
-START_TEST(ack_waits_for_no_tick)
+static void ack_case(void)
 {
 	DAT_CR_ARRIVAL_EVENT_DATA arr;
 	DAT_PSP_HANDLE psp;
@@ -184,6 +184,21 @@ START_TEST(ack_waits_for_no_tick)
 	side_free(&s);
 	HX_OK(dat_psp_free(psp));
 	hx_ia_close(&x);
+}
+
+START_TEST(ack_waits_for_no_tick)
+{
+	ack_case();
+}
+END_TEST
+
+/* The same with both progress threads spinning between arrivals
+ * (DAT_PROGRESS_SPIN_US, libdat(7)): polling without sleeping must lose
+ * no arrival and no event. */
+START_TEST(ack_waits_for_no_tick_spinning)
+{
+	ck_assert_int_eq(setenv("DAT_PROGRESS_SPIN_US", "200", 1), 0);
+	ack_case();
 }
 END_TEST
 
@@ -246,6 +261,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, ack_waits_for_no_tick);
+	tcase_add_test(tc, ack_waits_for_no_tick_spinning);
 	tcase_add_test(tc, progress_thread_is_named);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -475,7 +475,7 @@ static uint64_t spin_ns_from_env(void)
  * (bench/README.md, "Spinning progress thread"), so a target whose peer's
  * next Read or Write follows within the window is served without that
  * wake-up, at the price of the CPU the thread spins on.  Off by default:
- * it costs connection setup and the window of Sends. */
+ * a program whose target computes would pay that CPU for every access. */
 
 static void *progress_main(void *arg)
 {
@@ -483,7 +483,7 @@ static void *progress_main(void *arg)
 	struct pollfd pfd[CM_MAX_FDS + 2];
 	struct dapl_tcm_event ev;
 	int fds[CM_MAX_FDS];
-	int n, i, ready;
+	int n, i, ready, events;
 	uint64_t drain, last_ready = 0;
 	unsigned posts, posts_seen = 0;
 	uint64_t posts_changed = 0;
@@ -495,8 +495,11 @@ static void *progress_main(void *arg)
 			pthread_mutex_unlock(&ia->lock);
 			break;
 		}
-		while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+		events = 0;
+		while (ia->ops->cm_get_event(ia->dev, &ev) == 0) {
 			handle_event(ia, &ev);
+			events++;
+		}
 		run_timers(ia);
 		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
 		pthread_mutex_unlock(&ia->lock);
@@ -509,7 +512,8 @@ static void *progress_main(void *arg)
 			pfd[i + 2].fd = fds[i];
 			pfd[i + 2].events = POLLIN;
 		}
-		spin = spin_ok && dapl_now_ns() - last_ready < ia->spin_ns;
+		/* nor after connection events: their consumer has work too */
+		spin = spin_ok && !events && dapl_now_ns() - last_ready < ia->spin_ns;
 		ready = poll(pfd, (nfds_t)(i + 2), spin ? 0 : -1);
 		if (ready > 0 && ia->spin_ns) {
 			last_ready = dapl_now_ns();

@@ -651,7 +651,9 @@ fault() {
 		# a connect would be refused at once until it expires: forget it
 		ip -n "$ns_b" neigh flush dev "$if_b" 2>/dev/null
 	fi
-	echo "connect $srv_qual" >&5
+	# in a subshell: a client that already ended (its error is printed
+	# below) would otherwise kill this script with SIGPIPE, unexplained
+	(echo "connect $srv_qual" >&5) 2>/dev/null
 	read_until reconnected
 	_again=$got
 	exec 5>&-

@@ -239,6 +239,33 @@ START_TEST(progress_thread_is_named)
 }
 END_TEST
 
+/* A setting that is not a number of microseconds is refused with a line
+ * naming it, and the IA opens and runs as without it. */
+START_TEST(spin_setting_not_a_number)
+{
+	FILE *log = tmpfile();
+	char said[1024] = "";
+	size_t n;
+	int saved = dup(2);
+
+	ck_assert_ptr_nonnull(log);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_eq(setenv("DAT_PROGRESS_SPIN_US", "50us", 1), 0);
+	ck_assert_int_ge(dup2(fileno(log), 2), 0);
+	hx_ia_open(&x);
+	ck_assert_int_ge(dup2(saved, 2), 0);
+	close(saved);
+	ck_assert_int_eq(threads_named("dat-progress"), 1);
+	hx_ia_close(&x);
+	rewind(log);
+	n = fread(said, 1, sizeof(said) - 1, log);
+	said[n] = 0;
+	fclose(log);
+	ck_assert_msg(strstr(said, "DAT_PROGRESS_SPIN_US=50us") != NULL,
+		      "no line about the bad setting; stderr said: %s", said);
+}
+END_TEST
+
 static void setup(void)
 {
 	/* the tcp provider's periodic timer off: only arrivals may move
@@ -263,6 +290,7 @@ int main(void)
 	tcase_add_test(tc, ack_waits_for_no_tick);
 	tcase_add_test(tc, ack_waits_for_no_tick_spinning);
 	tcase_add_test(tc, progress_thread_is_named);
+	tcase_add_test(tc, spin_setting_not_a_number);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "env.h"
 
 #define CM_MAX_FDS 16
 #define CM_BUF_LEN 512
@@ -435,31 +436,12 @@ static void run_timers(struct dapl_ia *ia)
 	arm_timer(ia, next, now);
 }
 
-/* DAT_PROGRESS_SPIN_US (libdat(7)): digits only, up to a second; anything
- * else is no spinning, said in one line at each IA open. */
+/* DAT_PROGRESS_SPIN_US (libdat(7)): up to a second; anything else is no
+ * spinning, said in one line at each IA open (env.h). */
 static uint64_t spin_ns_from_env(void)
 {
-	const char *v = getenv("DAT_PROGRESS_SPIN_US");
-	uint64_t us = 0;
-	const char *p;
-
-	if (!v || !*v)
-		return 0;
-	for (p = v; *p; p++) {
-		if (*p < '0' || *p > '9' || us > 1000000) {
-			dapl_log("DAT_PROGRESS_SPIN_US=%s: not a number of "
-				 "microseconds up to 1000000; the progress thread "
-				 "will not spin", v);
-			return 0;
-		}
-		us = us * 10 + (uint64_t)(*p - '0');
-	}
-	if (us > 1000000) {
-		dapl_log("DAT_PROGRESS_SPIN_US=%s: more than 1000000; the "
-			 "progress thread will not spin", v);
-		return 0;
-	}
-	return us * 1000u;
+	return (uint64_t)dapl_env_number("DAT_PROGRESS_SPIN_US", 0, 0,
+					 1000000) * 1000u;
 }
 
 /* With DAT_PROGRESS_SPIN_US, how long the consumer must have posted

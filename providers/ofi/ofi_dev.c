@@ -15,6 +15,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "ia_params.h"
 #include "ofi.h"
 
@@ -224,21 +225,9 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->progress_lock, NULL);
 	pthread_mutex_init(&dev->quiet_lock, NULL);
-	dev->tick_ns = (uint64_t)OFI_TICK_MS * 1000000u;
-	{
-		/* a debug knob: 0 shows what only the tick would rescue */
-		const char *t = getenv("DAPL_OFI_TICK_MS");
-		unsigned long long ms;
-		char *end;
-
-		/* plain digits, at most a minute; anything else is ignored */
-		if (t && *t >= '0' && *t <= '9') {
-			errno = 0;
-			ms = strtoull(t, &end, 10);
-			if (!*end && !errno && ms <= 60000)
-				dev->tick_ns = ms * 1000000u;
-		}
-	}
+	/* a debug knob: 0 shows what only the tick would rescue */
+	dev->tick_ns = (uint64_t)dapl_env_number("DAPL_OFI_TICK_MS", OFI_TICK_MS,
+						 0, 60000) * 1000000u;
 
 	/* Our own descriptors first: when the process has none left this
 	 * fails with EMFILE, where libfabric's failures lose the errno. */

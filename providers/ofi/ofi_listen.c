@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "ofi.h"
 
 static uint64_t now_ns(void)
@@ -341,17 +342,11 @@ err:
 int ofi_listen_init(struct dapl_tdev *dev)
 {
 	struct fi_eq_attr eqa;
-	const char *t = getenv("DAPL_OFI_HANDSHAKE_MS");
 	int ret;
 
-	dev->handshake_ns = (uint64_t)OFI_HANDSHAKE_MS * 1000000u;
-	if (t && *t) {
-		char *end;
-		unsigned long v = strtoul(t, &end, 10);
-
-		if (!*end && v >= 1 && v <= 3600000)
-			dev->handshake_ns = (uint64_t)v * 1000000u;
-	}
+	dev->handshake_ns = (uint64_t)dapl_env_number("DAPL_OFI_HANDSHAKE_MS",
+						      OFI_HANDSHAKE_MS, 1,
+						      3600000) * 1000000u;
 	pthread_mutex_init(&dev->watch_lock, NULL);
 	pthread_cond_init(&dev->watch_cond, NULL);
 	dev->linit = true;

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "ia_params.h"
 #include "tcp.h"
 
@@ -106,34 +107,15 @@ int tcp_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	{
-		const char *t = getenv("DAPL_TCP_TRACE");
-
-		tcp_trace = t && *t && *t != '0';
-		t = getenv("DAPL_TCP_PEER_TIMEOUT_MS");
-		dev->peer_timeout_ms = TCP_PEER_TIMEOUT_MS;
-		if (t && *t) {
-			char *end;
-			unsigned long v = strtoul(t, &end, 10);
-
-			/* 0: leave it to the kernel (about 15 minutes) */
-			if (!*end && v <= 3600000)
-				dev->peer_timeout_ms = (unsigned)v;
-		}
-		/* debug: only arrivals and consumers move anything, so a
-		 * test can show that nothing waits for the timer */
-		t = getenv("DAPL_TCP_NO_TIMER");
-		dev->no_timer = t && *t && *t != '0';
-		t = getenv("DAPL_TCP_HANDSHAKE_MS");
-		dev->handshake_ms = TCP_HANDSHAKE_MS;
-		if (t && *t) {
-			char *end;
-			unsigned long v = strtoul(t, &end, 10);
-
-			if (!*end && v >= 1 && v <= 3600000)
-				dev->handshake_ms = v;
-		}
-	}
+	tcp_trace = dapl_env_switch("DAPL_TCP_TRACE");
+	/* 0: leave it to the kernel (about 15 minutes) */
+	dev->peer_timeout_ms = (unsigned)dapl_env_number("DAPL_TCP_PEER_TIMEOUT_MS",
+							  TCP_PEER_TIMEOUT_MS, 0, 3600000);
+	/* debug: only arrivals and consumers move anything, so a test can
+	 * show that nothing waits for the timer */
+	dev->no_timer = dapl_env_switch("DAPL_TCP_NO_TIMER");
+	dev->handshake_ms = (unsigned)dapl_env_number("DAPL_TCP_HANDSHAKE_MS",
+						       TCP_HANDSHAKE_MS, 1, 3600000);
 	dev->epfd = dev->notify_fd = dev->timer_fd = -1;
 	dev->connq.fd = -1;
 	/* a peer should not pick addresses that share a hash chain */

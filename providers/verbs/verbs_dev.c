@@ -13,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "ia_params.h"
 #include "verbs.h"
 
@@ -22,20 +23,6 @@
 /* The shortest wait a sender is asked to make when no receive is posted
  * here, in the IB encoding (12 = 0.64 ms; 0 would be 655 ms). */
 #define VERBS_RNR_TIMER 12
-
-static int env_int(const char *name, int def, int lo, int hi)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	if (*end || n < lo || n > hi)
-		return def;
-	return (int)n;
-}
 
 static int set_nonblock(int fd)
 {
@@ -96,7 +83,7 @@ static uint32_t probe_inline(struct dapl_tdev *dev)
 
 static enum ibv_mw_type pick_mw(const struct ibv_device_attr *a)
 {
-	int want = env_int("DAPL_VERBS_MW", -1, 0, 2);
+	int want = (int)dapl_env_number("DAPL_VERBS_MW", -1, 0, 2);
 
 	/* Type 1 rebinds in one request; type 2 must be invalidated first */
 	if (want == 0)
@@ -281,20 +268,23 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 			dev->ext |= DAPL_TDEV_ATOMICS;
 	}
 	dev->max_inline = probe_inline(dev);
-	dev->default_inline = (uint32_t)env_int("DAPL_VERBS_INLINE",
-						VERBS_DEFAULT_INLINE, 0, 65536);
+	dev->default_inline = (uint32_t)dapl_env_number("DAPL_VERBS_INLINE",
+							 VERBS_DEFAULT_INLINE, 0, 65536);
 	if (dev->default_inline > dev->max_inline)
 		dev->default_inline = dev->max_inline;
-	dev->addr_timeout_ms = env_int("DAPL_CM_ARP_TIMEOUT_MS",
-				       VERBS_ADDR_TIMEOUT_MS, 1, 600000);
-	dev->route_timeout_ms = env_int("DAPL_CM_ROUTE_TIMEOUT_MS",
-					VERBS_ROUTE_TIMEOUT_MS, 1, 600000);
-	dev->sweep_ms = env_int("DAPL_VERBS_SWEEP_MS", VERBS_SWEEP_MS, 1, 60000);
-	dev->retry = (uint8_t)env_int("DAPL_VERBS_RETRY", 7, 0, 7);
-	dev->rnr_retry = (uint8_t)env_int("DAPL_VERBS_RNR_RETRY", 7, 0, 7);
-	dev->rnr_timer = (uint8_t)env_int("DAPL_VERBS_RNR_TIMER",
-					  VERBS_RNR_TIMER, 0, 31);
-	dev->ack_timeout = (uint8_t)env_int("DAPL_VERBS_ACK_TIMEOUT", 0, 0, 31);
+	dev->addr_timeout_ms = (int)dapl_env_number("DAPL_CM_ARP_TIMEOUT_MS",
+						    VERBS_ADDR_TIMEOUT_MS, 1, 600000);
+	dev->route_timeout_ms = (int)dapl_env_number("DAPL_CM_ROUTE_TIMEOUT_MS",
+						     VERBS_ROUTE_TIMEOUT_MS, 1,
+						     600000);
+	dev->sweep_ms = (int)dapl_env_number("DAPL_VERBS_SWEEP_MS",
+					     VERBS_SWEEP_MS, 1, 60000);
+	dev->retry = (uint8_t)dapl_env_number("DAPL_VERBS_RETRY", 7, 0, 7);
+	dev->rnr_retry = (uint8_t)dapl_env_number("DAPL_VERBS_RNR_RETRY", 7, 0, 7);
+	dev->rnr_timer = (uint8_t)dapl_env_number("DAPL_VERBS_RNR_TIMER",
+						  VERBS_RNR_TIMER, 0, 31);
+	dev->ack_timeout = (uint8_t)dapl_env_number("DAPL_VERBS_ACK_TIMEOUT",
+						    0, 0, 31);
 	/* IBV_MTU_256 (1) .. IBV_MTU_4096 (5) */
 	if (dev->port_attr.active_mtu >= IBV_MTU_256 &&
 	    dev->port_attr.active_mtu <= IBV_MTU_4096)

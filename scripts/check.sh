@@ -93,7 +93,9 @@ fi
 
 if [ -n "$distcheck" ]; then
 	step "make distcheck"
-	if ! make -C "$top/build" distcheck >"$top/build/distcheck.log" 2>&1; then
+	# (as many jobs as CPUs: the tarball's build and make check, in parallel
+	# as command 2 runs them)
+	if ! make -C "$top/build" -j"$(nproc)" distcheck >"$top/build/distcheck.log" 2>&1; then
 		tail -n 30 "$top/build/distcheck.log"
 		# the tree distcheck tested stays on failure: show its suite log
 		for f in "$top"/build/libdat-*/_build/sub/test-suite.log; do

@@ -35,7 +35,7 @@ mkdir "$work/libdat"
 # the tree as git knows it, uncommitted work included, build output not
 (cd "$top" && git ls-files -co --exclude-standard -z) |
 	(cd "$top" && xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$work/libdat"
-(cd "$work/libdat" && dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
+(cd "$work/libdat" && dpkg-buildpackage -b -us -uc -Jauto) > "$work/build.log" 2>&1 ||
 	{ tail -40 "$work/build.log"; echo "deb.sh: dpkg-buildpackage failed" >&2; exit 1; }
 mkdir -p "$out"
 rm -f "$out"/*.deb

@@ -80,6 +80,8 @@ extern const struct udapl_transport_ops dapl_ofi_ops;
 #define OFI_BUSY_POLLS 8         /* empty polls in a row that mean 'the consumer spins here' */
 #define OFI_TICK_MS 2            /* a driven CQ nobody polls any more is taken back
                                     after this at the latest (DAPL_OFI_TICK_MS, 0: never) */
+#define OFI_PEER_TIMEOUT_MS 30000 /* a peer that acknowledges nothing for this
+                                    long is gone (DAPL_OFI_PEER_TIMEOUT_MS) */
 #define OFI_HANDSHAKE_MS 2000    /* a connection request whose bytes stop
                                     coming is cut after this (DAPL_OFI_HANDSHAKE_MS) */
 
@@ -281,6 +283,8 @@ struct dapl_tdev {
 	pthread_mutex_t progress_lock;  /* libfabric CQ reads, one at a time (ofi_cq.c) */
 	pthread_mutex_t quiet_lock;     /* driven CQs (ofi_dev.c); taken last */
 	uint64_t tick_ns;               /* DAPL_OFI_TICK_MS, 0 off */
+	unsigned peer_timeout_ms;       /* DAPL_OFI_PEER_TIMEOUT_MS, 0: the kernel's */
+	int sock_hint;                  /* the last connection's socket (sock.h) */
 	bool tick_set;                  /* timer_fd armed (quiet_lock) */
 	struct fi_info *info;
 	struct fid_fabric *fabric;

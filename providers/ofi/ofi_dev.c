@@ -225,6 +225,9 @@ int ofi_dev_open(const char *ia_params, struct dapl_tdev **devp, char *why,
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->progress_lock, NULL);
 	pthread_mutex_init(&dev->quiet_lock, NULL);
+	dev->peer_timeout_ms = (unsigned)dapl_env_number(
+		"DAPL_OFI_PEER_TIMEOUT_MS", OFI_PEER_TIMEOUT_MS, 0, 3600000);
+	dev->sock_hint = -1;
 	/* a debug knob: 0 shows what only the tick would rescue */
 	dev->tick_ns = (uint64_t)dapl_env_number("DAPL_OFI_TICK_MS", OFI_TICK_MS,
 						 0, 60000) * 1000000u;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sock.h"
 #include "ofi.h"
 
 /* ---- fid_ep life ---------------------------------------------------------------- */
@@ -128,6 +129,18 @@ void ofi_ep_established(struct dapl_tep *ep)
 	ep_name(ep, ep->fep, false, &ep->local);
 	ep_name(ep, ep->fep, true, &ep->peer);
 	ep->have_addrs = true;
+	/* libfabric's socket has neither keepalive nor a user timeout: a
+	 * peer that vanished while nothing of ours was unacknowledged (a
+	 * Send waiting for the peer's delivery ack, an idle connection)
+	 * would never be noticed.  Only this thread (cm_get_event, under
+	 * the IA lock) uses sock_hint. */
+	if (ep->dev->peer_timeout_ms) {
+		int fd = dapl_sock_find(&ep->local, &ep->peer,
+					&ep->dev->sock_hint);
+
+		if (fd >= 0)
+			dapl_sock_peer_timeout(fd, ep->dev->peer_timeout_ms);
+	}
 }
 
 /* ---- the ops ------------------------------------------------------------------------ */

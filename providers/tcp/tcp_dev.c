@@ -343,31 +343,6 @@ void tcp_dev_unwatch(struct dapl_tep *ep)
 
 /* ---- sockets -------------------------------------------------------------- */
 
-/* A peer that vanishes (host down, link cut, a drop rule) is noticed
- * within about peer_timeout_ms, whether data is in flight (TCP_USER_TIMEOUT
- * ends the retransmissions) or the connection is idle (keepalive probes,
- * ended by the same timeout), instead of TCP's 15 minutes or never.  A
- * peer that keeps its receive window shut that long is ended too. */
-void tcp_sock_peer_timeout(const struct dapl_tdev *dev, int fd)
-{
-	unsigned ms = dev->peer_timeout_ms;
-	int one = 1, idle, intvl, cnt = 4;
-
-	if (!ms)
-		return;
-	idle = (int)(ms / 2000);
-	intvl = (int)(ms / 8000);
-	if (idle < 1)
-		idle = 1;
-	if (intvl < 1)
-		intvl = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-}
-
 enum dapl_tcm_event_type tcp_sock_error_event(int err)
 {
 	switch (err) {

@@ -56,7 +56,7 @@ int tcp_listen(struct dapl_tdev *dev, uint16_t *port, struct dapl_tlisten **out)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/* the sockets it accepts inherit these: one call, not one each */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	tcp_sock_peer_timeout(dev, fd);
+	dapl_sock_peer_timeout(fd, dev->peer_timeout_ms);
 	if (bind(fd, (struct sockaddr *)&a, a.ss_family == AF_INET6 ?
 		 sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) || listen(fd, 1024)) {
 		err = -errno;

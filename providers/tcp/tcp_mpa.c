@@ -100,7 +100,7 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		return err;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	tcp_sock_peer_timeout(ep->dev, fd);
+	dapl_sock_peer_timeout(fd, ep->dev->peer_timeout_ms);
 	tcp_ep_reset_streams(ep);
 	tcp_ep_new_salt(ep);
 	ep->fd = fd;

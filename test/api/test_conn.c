@@ -13,8 +13,10 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@ enum {
 	C_WAIT_EVENT,   /* v0 ep index -> REP_EV {event, state} */
 	C_DISCONNECT,   /* v0 ep index, v1 flags -> REP_EV {event, state after call, state after event} */
 	C_DUP_PASSIVE,  /* v0 ep index -> REP_RC {rc, state of the new EP after} */
+	C_SOCKETS,      /* v0 ms -> REP_RC {connected TCP sockets, those with the peer timeout ms} */
 	C_QUIT,         /* v0 abrupt: the server cleans up and exits 0 */
 
 	/* server -> test */
@@ -332,6 +335,51 @@ static void srv_do_disconnect(struct server *s, const struct hx_msg *m)
 	reply(s, REP_EV, ev.event_number, after_call, hx_state(e->ep), 0, 0, 0, NULL, 0);
 }
 
+/* This process's connected TCP sockets (*all), and how many of them carry
+ * the peer timeout (*tuned): keepalive on and TCP_USER_TIMEOUT ms. */
+static void tcp_sockets(unsigned ms, int *all, int *tuned)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	*all = *tuned = 0;
+	HX_CHECK(d != NULL, "cannot list /proc/self/fd");
+	while ((e = readdir(d))) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = atoi(e->d_name), v = 0, type = 0;
+		unsigned uto = 0;
+
+		if (e->d_name[0] == '.' || fd == dirfd(d))
+			continue;
+		len = sizeof(type);
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+		    type != SOCK_STREAM)
+			continue;
+		len = sizeof(ss);
+		if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0 ||
+		    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+			continue;
+		(*all)++;
+		len = sizeof(v);
+		if (getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, &len) < 0 || !v)
+			continue;
+		len = sizeof(uto);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, &len) == 0 &&
+		    uto == ms)
+			(*tuned)++;
+	}
+	closedir(d);
+}
+
+static void srv_do_sockets(struct server *s, const struct hx_msg *m)
+{
+	int all, tuned;
+
+	tcp_sockets((unsigned)m->v[0], &all, &tuned);
+	reply(s, REP_RC, all, tuned, 0, 0, 0, 0, NULL, 0);
+}
+
 static void srv_do_dup_passive(struct server *s, const struct hx_msg *m)
 {
 	struct hx_ep *dup = srv_ep(s, m);
@@ -390,6 +438,7 @@ static void server_main(struct hx_peer *self, void *arg)
 		case C_WAIT_EVENT: srv_do_wait_event(&s, &m); break;
 		case C_DISCONNECT: srv_do_disconnect(&s, &m); break;
 		case C_DUP_PASSIVE: srv_do_dup_passive(&s, &m); break;
+		case C_SOCKETS: srv_do_sockets(&s, &m); break;
 		case C_QUIT:
 			srv_cleanup(&s, (int)m.v[0]);
 			return;
@@ -770,6 +819,46 @@ START_TEST(query_and_states)
 END_TEST
 
 /* ---- failed connections ------------------------------------------------- */
+
+/* A peer that vanishes while nothing of ours is unacknowledged (an idle
+ * connection, a Send waiting for the peer's delivery report) is noticed
+ * within the provider's peer timeout only if the connection's socket
+ * has keepalive and a user timeout: on both sides, for the native tcp
+ * provider's sockets and for libfabric's (dapl_ofi(3), dapl_tcp(7)).
+ * Providers without sockets (verbs) have nothing to show. */
+START_TEST(sockets_carry_the_peer_timeout)
+{
+	struct hx_ep e;
+	struct srv_est est;
+	DAT_CONN_QUAL qual;
+	int all, tuned;
+	int64_t srv_tuned, srv_all;
+
+	ck_assert_int_eq(setenv("DAPL_TCP_PEER_TIMEOUT_MS", "4321", 1), 0);
+	ck_assert_int_eq(setenv("DAPL_OFI_PEER_TIMEOUT_MS", "4321", 1), 0);
+	start();
+	qual = srv_listen(DAT_PSP_CONSUMER_FLAG, 0);
+	hx_ep_create(&cli, &e, -1, -1);
+	connect_pair(&e, qual, 0, 0, -1, -1, &est);
+	if (hx_is_ofi_tcp() || hx_is_native_tcp()) {
+		tcp_sockets(4321, &all, &tuned);
+		ck_assert_msg(all >= 1, "no connected TCP socket in the client");
+		ck_assert_msg(tuned == all, "client: %d of %d connected sockets "
+			      "have keepalive and a 4321 ms user timeout", tuned, all);
+		srv_all = srv_rc(C_SOCKETS, 4321, 0, &srv_tuned);
+		ck_assert_msg(srv_all >= 1, "no connected TCP socket in the server");
+		ck_assert_msg(srv_tuned == srv_all, "server: %d of %d connected "
+			      "sockets have keepalive and a 4321 ms user timeout",
+			      (int)srv_tuned, (int)srv_all);
+	}
+	HX_OK(dat_ep_disconnect(e.ep, DAT_CLOSE_ABRUPT_FLAG));
+	hx_expect_event(e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, e.ep, NULL);
+	hx_ep_free(&e);
+	finish(1);
+	unsetenv("DAPL_TCP_PEER_TIMEOUT_MS");
+	unsetenv("DAPL_OFI_PEER_TIMEOUT_MS");
+}
+END_TEST
 
 START_TEST(peer_rejected_then_reset_and_reconnect)
 {
@@ -1406,6 +1495,7 @@ static Suite *conn_suite(void)
 	tcase_add_checked_fixture(tc, hx_setup, NULL);
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, peer_rejected_then_reset_and_reconnect);
+	tcase_add_test(tc, sockets_carry_the_peer_timeout);
 	tcase_add_test(tc, non_peer_rejected_without_listener);
 	tcase_add_test(tc, timed_out_when_never_answered);
 	tcase_add_test(tc, broken_when_listener_dies_during_request);

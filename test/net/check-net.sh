@@ -19,9 +19,13 @@
 #    processes killed, so no FIN or RST gets out, link up again).  The client must
 #    see its connection end, every Send it posted complete exactly once,
 #    and a new connection work once the link is back.  tcp's bound is
-#    DAPL_TCP_PEER_TIMEOUT_MS (3000 here), with data in flight or idle;
-#    ofi-tcp's is the kernel's retransmission limit, net.ipv4.tcp_retries2
-#    (5 in namespace b here), and an idle connection is never noticed.
+#    DAPL_TCP_PEER_TIMEOUT_MS (3000 here), ofi-tcp's
+#    DAPL_OFI_PEER_TIMEOUT_MS (3000 here, set on libfabric's sockets), with
+#    data in flight or idle (an idle connection: only the tcp providers).
+#    Before libdat set it, ofi-tcp's bound was the kernel's retransmission
+#    limit, which a client whose Sends had all been acknowledged by TCP
+#    (waiting for libfabric's delivery reports) never reached: 1 "link
+#    down" run in about 7 waited out its 120 s.
 #
 #  - the transport-conformance suites (test_transport_tcp, _ofi) at an
 #    address whose own connections cross a veth link (transport_across);
@@ -281,9 +285,9 @@ link_a() { on_a ip link set "$if_a" "$1"; }
 # DAT_TEST_SERVER_NETNS for the harness (none when routed)
 server_ns=
 [ -z "$rdma" ] && server_ns=$ns_a
-# the bounds the fault runs ask for: tcp's dead-peer timeout, verbs' RC
-# retries (4 tries of 268 ms); CHECK_NET_FAULT_ENV replaces them
-fault_env=${CHECK_NET_FAULT_ENV-DAPL_TCP_PEER_TIMEOUT_MS=3000 DAPL_VERBS_RETRY=3 DAPL_VERBS_ACK_TIMEOUT=16}
+# the bounds the fault runs ask for: tcp's and ofi's dead-peer timeouts,
+# verbs' RC retries (4 tries of 268 ms); CHECK_NET_FAULT_ENV replaces them
+fault_env=${CHECK_NET_FAULT_ENV-DAPL_TCP_PEER_TIMEOUT_MS=3000 DAPL_OFI_PEER_TIMEOUT_MS=3000 DAPL_VERBS_RETRY=3 DAPL_VERBS_ACK_TIMEOUT=16}
 
 fail=0
 pass() { echo "PASS: $*"; }
@@ -707,9 +711,10 @@ if want faults; then
 	fi
 	for ia in $ias; do
 		grep -q "^$ia-a " "$conf" || continue
-		# an idle connection to a vanished peer: only tcp looks
+		# an idle connection to a vanished peer: the socket providers
+		# look (keepalive), RC queue pairs send nothing to time out
 		kinds="down ${drop:+drop} vanish"
-		[ "$ia" = tcp ] && kinds="down idle ${drop:+drop} vanish"
+		case $ia in tcp|ofi-tcp) kinds="down idle ${drop:+drop} vanish" ;; esac
 		for kind in $kinds; do
 			case " ${CHECK_NET_FAULTS:-$kind} " in
 			*" $kind "*) fault "$ia" "$kind" "$addr_a" ;;

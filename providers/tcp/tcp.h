@@ -92,7 +92,6 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_RX_BUF (128 * 1024)      /* staging buffer per endpoint */
 #define TCP_DIRECT_MIN 4096          /* after an FPDU this large, read the next header alone */
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
-#define TCP_TX_SMALL 256             /* a batch up to this goes as one buffer */
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet
                                         posted, TCP_UNEXPECTED_COST each included */
 #define TCP_UNEXPECTED_COST 64u      /* a held Send's charge beyond its data: its
@@ -279,9 +278,6 @@ struct dapl_tep {
 	int iov_at, iov_n;
 	uint8_t hdrs[TCP_TX_BATCH + 2][2 + DDP_UNTAGGED_LEN + RDMAP_ATOMIC_REQ_LEN];
 	uint8_t trailers[TCP_TX_BATCH + 2][8];
-	/* a small batch copied into one piece: the kernel walks one
-	 * segment instead of three per FPDU (tcp_tx.c, send_small) */
-	uint8_t tx_small[TCP_TX_SMALL];
 	/* the Read Response pieces in the batch being sent */
 	struct tcp_resp_chk { uint32_t stag; uint64_t addr; uint32_t len; }
 		resp_chk[TCP_TX_BATCH + 2];

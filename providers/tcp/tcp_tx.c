@@ -329,26 +329,6 @@ static bool build_batch(struct dapl_tep *ep)
 	return fpdus > 0;
 }
 
-/* What is left of the batch, if at most TCP_TX_SMALL bytes, copied into
- * ep->tx_small and sent with one send(): for an 8-byte Send, the header,
- * payload and trailer segments cost the kernel more to walk than the
- * bytes to copy.  -2: larger, send it as it is. */
-static ssize_t send_small(struct dapl_tep *ep, int cnt)
-{
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < cnt; i++) {
-		const struct iovec *v = &ep->iov[ep->iov_at + i];
-
-		if (v->iov_len > TCP_TX_SMALL - len)
-			return -2;
-		memcpy(ep->tx_small + len, v->iov_base, v->iov_len);
-		len += v->iov_len;
-	}
-	return send(ep->fd, ep->tx_small, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
 void tcp_ep_flush(struct dapl_tep *ep)
 {
 	if (ep->fd < 0 || (ep->state != TCP_EP_CONNECTED &&
@@ -387,9 +367,7 @@ void tcp_ep_flush(struct dapl_tep *ep)
 				return;
 			}
 		} else {
-			n = cnt > 1 ? send_small(ep, cnt) : -2;
-			if (n == -2)
-				n = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 		}
 		if (n < 0) {
 			if (errno == EINTR)

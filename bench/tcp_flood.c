@@ -97,20 +97,27 @@ static void *pump(void *arg)
 	p[1].events = POLLIN;
 	for (;;) {
 		struct dapl_tcm_event ev;
+		bool again;
 
 		if (poll(p, 2, -1) < 0)
 			continue;
 		if (p[1].revents)
 			break;
 		pthread_mutex_lock(&h.lock);
-		while (T->cm_get_event(h.dev, &ev) == 0) {
-			if (h.nev < 64) {
-				ev.pdata = NULL;
-				ev.pdata_len = 0;
-				h.evs[h.nev++] = ev;
+		do {
+			while (T->cm_get_event(h.dev, &ev) == 0) {
+				if (h.nev < 64) {
+					ev.pdata = NULL;
+					ev.pdata_len = 0;
+					h.evs[h.nev++] = ev;
+				}
 			}
-		}
-		pthread_cond_broadcast(&h.cond);
+			pthread_cond_broadcast(&h.cond);
+			pthread_mutex_unlock(&h.lock);
+			/* as the core does (transport.h): the drives, unlocked */
+			again = T->progress_data(h.dev, true) > 0;
+			pthread_mutex_lock(&h.lock);
+		} while (again);
 		pthread_mutex_unlock(&h.lock);
 	}
 	return NULL;

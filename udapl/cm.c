@@ -415,11 +415,16 @@ static void arm_timer(struct dapl_ia *ia, uint64_t ns, uint64_t now)
 }
 
 /* Fires expired connect timeouts and sets the timer for the next one.
- * ia->lock held. */
+ * ia->lock held.  Only once the timer is due: the walk is over every EP
+ * of the IA (512 idle connections made it microseconds of each progress
+ * pass), and every deadline set arms the timer (arm_timer). */
 static void run_timers(struct dapl_ia *ia)
 {
 	uint64_t now = dapl_now_ns(), next = 0;
 	struct dapl_ep *ep;
+
+	if (!ia->timer_ns || ia->timer_ns > now)
+		return;
 
 	for (ep = ia->eps; ep; ep = ep->next) {
 		if (!ep->deadline_ns)
@@ -433,6 +438,8 @@ static void run_timers(struct dapl_ia *ia)
 			next = ep->deadline_ns;
 		}
 	}
+	/* nothing left: the next deadline set arms it again */
+	ia->timer_ns = 0;
 	arm_timer(ia, next, now);
 }
 
@@ -458,6 +465,17 @@ static uint64_t spin_ns_from_env(void)
  * next Read or Write follows within the window is served without that
  * wake-up, at the price of the CPU the thread spins on.  Off by default:
  * a program whose target computes would pay that CPU for every access. */
+
+/* The transport's drives of what cm_get_event noted (transport.h),
+ * without ia->lock; true when they queued connection events. */
+static bool progress_data(struct dapl_ia *ia, bool will_drain)
+{
+	const struct udapl_transport_ops *ops = ia->ops;
+
+	return ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
+			    sizeof(ops->progress_data) && ops->progress_data &&
+	       ops->progress_data(ia->dev, will_drain) > 0;
+}
 
 static void *progress_main(void *arg)
 {
@@ -485,6 +503,9 @@ static void *progress_main(void *arg)
 		run_timers(ia);
 		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
 		pthread_mutex_unlock(&ia->lock);
+		/* connection events its drives queued: hand them out first */
+		if (progress_data(ia, true))
+			continue;
 
 		pfd[0].fd = ia->wake_fd;
 		pfd[0].events = POLLIN;
@@ -568,13 +589,20 @@ int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
 bool dapl_cm_waiter_pump(struct dapl_ia *ia)
 {
 	struct dapl_tcm_event ev;
+	bool again;
 
-	if (pthread_mutex_trylock(&ia->lock))
-		return false;
-	if (!ia->stopping)
-		while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
-			handle_event(ia, &ev);
-	pthread_mutex_unlock(&ia->lock);
+	do {
+		if (pthread_mutex_trylock(&ia->lock))
+			return false;
+		if (!ia->stopping)
+			while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+				handle_event(ia, &ev);
+		pthread_mutex_unlock(&ia->lock);
+		/* the drives may bring the event this waiter waits for (an
+		 * MPA reply: ESTABLISHED); whoever holds the lock next
+		 * hands them out if we cannot (they stay signalled) */
+		again = progress_data(ia, false);
+	} while (again);
 	return true;
 }
 

@@ -377,6 +377,18 @@ struct udapl_transport_ops {
 			   uint64_t remote_addr, uint32_t rkey,
 			   uint64_t add_or_compare, uint64_t swap,
 			   uint64_t context, unsigned flags);
+
+	/* Optional.  A transport whose cm_get_event only notes the endpoints
+	 * whose data wants driving (tcp: the sockets that fired) drives them
+	 * here, so that the IA lock is not held while an endpoint's data is
+	 * read and placed, nor while its lock is waited for.  The core calls
+	 * it without the IA lock, right after it called cm_get_event until
+	 * -EAGAIN: the progress thread, and a consumer waiting on a
+	 * connection or CR EVD that runs that pass itself.  will_drain: the
+	 * caller calls cm_get_event until -EAGAIN again whenever this
+	 * returns 1, so connection events its drives queue need not wake
+	 * anybody.  Returns 1 when such events are queued, else 0. */
+	int (*progress_data)(struct dapl_tdev *dev, bool will_drain);
 };
 
 /* For transports too (util.c): one line, like libdat's own messages,

@@ -12,6 +12,7 @@ const struct udapl_transport_ops dapl_tcp_ops = {
 	.progress_fds = tcp_progress_fds,
 	.cm_get_event = tcp_cm_get_event,
 	.cm_self_pump = tcp_cm_self_pump,
+	.progress_data = tcp_progress_data,
 	.listen = tcp_listen,
 	.unlisten = tcp_unlisten,
 	.pd_alloc = tcp_pd_alloc,

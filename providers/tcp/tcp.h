@@ -92,6 +92,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_RX_BUF (128 * 1024)      /* staging buffer per endpoint */
 #define TCP_DIRECT_MIN 4096          /* after an FPDU this large, read the next header alone */
 #define TCP_TX_BATCH 32              /* FPDUs gathered into one sendmsg */
+#define TCP_STASH_MAX 64             /* endpoints noted per progress pass */
 #define TCP_UNEXPECTED_MAX (4u << 20)/* bytes of Sends held for receives not yet
                                         posted, TCP_UNEXPECTED_COST each included */
 #define TCP_UNEXPECTED_COST 64u      /* a held Send's charge beyond its data: its
@@ -493,6 +494,11 @@ struct dapl_tdev {
 	bool self_pump;                 /* self_pumper calls cm_get_event next */
 	pthread_t self_pumper;
 	bool polled;                    /* the last pass emptied the epoll set */
+	/* endpoints whose sockets fired, for tcp_progress_data: noted by
+	 * cm_get_event under the IA lock, driven without it; pointers only,
+	 * found in eps again before use */
+	struct dapl_tep *stash[TCP_STASH_MAX];
+	int nstash;
 	uint32_t salts[TCP_SALTS];      /* getrandom() output not used yet */
 	unsigned salts_left;
 	/* the private data of the connection request cm_get_event returned last */
@@ -523,6 +529,7 @@ void tcp_dev_close(struct dapl_tdev *dev);
 int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
+int tcp_progress_data(struct dapl_tdev *dev, bool will_drain);
 uint64_t tcp_now_ms(void);
 uint64_t tcp_now_ns(void);
 /* The event a failed socket call on a connected endpoint ends it with:

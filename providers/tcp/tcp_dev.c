@@ -531,22 +531,29 @@ static void tick(struct dapl_tdev *dev)
 	}
 }
 
-/* A posted SRQ receive or an event: endpoints holding Sends for receives
- * get another look. */
+/* dev->lock held: notes ep for tcp_progress_data (once; a full stash
+ * leaves it to its socket's next report: level-triggered, it comes
+ * again while unread). */
+static void stash_add(struct dapl_tdev *dev, struct dapl_tep *ep)
+{
+	int i;
+
+	for (i = 0; i < dev->nstash; i++)
+		if (dev->stash[i] == ep)
+			return;
+	if (dev->nstash < TCP_STASH_MAX)
+		dev->stash[dev->nstash++] = ep;
+}
+
+/* dev->lock held.  A posted SRQ receive or an event: endpoints holding
+ * Sends for receives get another look. */
 static void kick_waiting(struct dapl_tdev *dev)
 {
-	struct dapl_tep *eps[64], *ep;
-	int n = 0, i;
+	struct dapl_tep *ep;
 
-	pthread_mutex_lock(&dev->lock);
-	for (ep = dev->eps; ep && n < 64; ep = ep->next)
-		if (ep->unexp_head && ep->srq) {
-			atomic_fetch_add(&ep->refs, 1);
-			eps[n++] = ep;
-		}
-	pthread_mutex_unlock(&dev->lock);
-	for (i = 0; i < n; i++)
-		ep_service(eps[i]);
+	for (ep = dev->eps; ep; ep = ep->next)
+		if (ep->unexp_head && ep->srq)
+			stash_add(dev, ep);
 }
 
 static bool next_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
@@ -607,8 +614,7 @@ void tcp_cm_self_pump(struct dapl_tdev *dev, bool on)
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 {
 	struct epoll_event evs[32];
-	struct dapl_tep *ready[32];
-	int n, i, nready = 0;
+	int n, i;
 	bool kick = false, ticked = false, quiet;
 
 	pthread_mutex_lock(&dev->lock);
@@ -667,12 +673,14 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 			}
 			break;
 		case TAG_EP:
-			if (nready < 32 && ep_get(dev, p))
-				ready[nready++] = p;
+			/* driven by tcp_progress_data, without the IA lock */
+			stash_add(dev, p);
 			break;
 		}
 	}
-	/* What the drives below queue, we hand out ourselves: the caller
+	if (kick)
+		kick_waiting(dev);
+	/* What the tick's drives queue, we hand out ourselves: the caller
 	 * calls until -EAGAIN (transport.h), so it wakes nobody (the queue's
 	 * eventfd written and read away by this one thread, and a consumer
 	 * or the progress thread asleep on our epoll set woken for it). */
@@ -681,12 +689,8 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		dapl_conn_events_quiet(&dev->connq, true);
 	pthread_mutex_unlock(&dev->lock);
 
-	for (i = 0; i < nready; i++)
-		ep_service(ready[i]);
 	if (ticked)
 		tick(dev);
-	if (kick)
-		kick_waiting(dev);
 
 	pthread_mutex_lock(&dev->lock);
 	if (quiet)
@@ -695,4 +699,33 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	dev->polled = i && n < 32;
 	pthread_mutex_unlock(&dev->lock);
 	return i ? 0 : -EAGAIN;
+}
+
+/* The endpoints cm_get_event noted, driven without the IA lock
+ * (transport.h): ep_service waits for a lock a poster may hold, and reads
+ * and places what arrived.  An endpoint freed meanwhile is no longer in
+ * the device's list and is skipped. */
+int tcp_progress_data(struct dapl_tdev *dev, bool will_drain)
+{
+	struct dapl_tep *ready[TCP_STASH_MAX];
+	int n = 0, i, queued;
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < dev->nstash; i++)
+		if (ep_get(dev, dev->stash[i]))
+			ready[n++] = dev->stash[i];
+	dev->nstash = 0;
+	if (n && will_drain)
+		dapl_conn_events_quiet(&dev->connq, true);
+	pthread_mutex_unlock(&dev->lock);
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		ep_service(ready[i]);
+	pthread_mutex_lock(&dev->lock);
+	if (will_drain)
+		dapl_conn_events_quiet(&dev->connq, false);
+	queued = dev->connq.head != NULL;
+	pthread_mutex_unlock(&dev->lock);
+	return queued;
 }

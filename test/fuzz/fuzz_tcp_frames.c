@@ -1295,8 +1295,12 @@ static void drive(void)
 		if (n < 16)
 			break;
 	}
+	/* as the core does (transport.h): each pass, then its drives */
 	for (i = 0; i < 64 && ops->cm_get_event(dev, &ev) == 0; i++)
 		on_event(&ev);
+	if (ops->progress_data(dev, true))
+		for (i = 0; i < 64 && ops->cm_get_event(dev, &ev) == 0; i++)
+			on_event(&ev);
 	read_raw();
 	garb_read();
 	if (S.ep) {

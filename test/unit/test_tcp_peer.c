@@ -114,6 +114,7 @@ static void *pump(void *arg)
 	p[1].events = POLLIN;
 	for (;;) {
 		struct dapl_tcm_event ev;
+		bool again;
 
 		if (poll(p, 2, -1) < 0)
 			continue;
@@ -121,20 +122,26 @@ static void *pump(void *arg)
 			break;
 		pthread_mutex_lock(&h.lock);
 		h.passes++;
-		while (T->cm_get_event(h.dev, &ev) == 0) {
-			struct evc *c;
+		do {
+			while (T->cm_get_event(h.dev, &ev) == 0) {
+				struct evc *c;
 
-			if (h.nev == MAXEV || ev.pdata_len > MPA_PD_MAX) {
-				h.overflow = true;
-				continue;
+				if (h.nev == MAXEV || ev.pdata_len > MPA_PD_MAX) {
+					h.overflow = true;
+					continue;
+				}
+				c = &h.evs[h.nev++];
+				c->ev = ev;
+				if (ev.pdata_len)
+					memcpy(c->pdata, ev.pdata, ev.pdata_len);
+				c->ev.pdata = c->pdata;
 			}
-			c = &h.evs[h.nev++];
-			c->ev = ev;
-			if (ev.pdata_len)
-				memcpy(c->pdata, ev.pdata, ev.pdata_len);
-			c->ev.pdata = c->pdata;
-		}
-		pthread_cond_broadcast(&h.cond);
+			pthread_cond_broadcast(&h.cond);
+			pthread_mutex_unlock(&h.lock);
+			/* as the core does (transport.h): the drives, unlocked */
+			again = T->progress_data(h.dev, true) > 0;
+			pthread_mutex_lock(&h.lock);
+		} while (again);
 		pthread_mutex_unlock(&h.lock);
 	}
 	return NULL;

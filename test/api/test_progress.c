@@ -186,8 +186,18 @@ static void ack_case(void)
 	hx_ia_close(&x);
 }
 
+/* With the progress thread as it comes: spinning DAT_PROGRESS_SPIN_US's
+ * default after each arrival (libdat(7)). */
 START_TEST(ack_waits_for_no_tick)
 {
+	ack_case();
+}
+END_TEST
+
+/* The same with a thread that sleeps as soon as nothing is ready. */
+START_TEST(ack_waits_for_no_tick_not_spinning)
+{
+	ck_assert_int_eq(setenv("DAT_PROGRESS_SPIN_US", "0", 1), 0);
 	ack_case();
 }
 END_TEST
@@ -288,6 +298,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, HX_TEST_TIMEOUT_S);
 	tcase_add_test(tc, ack_waits_for_no_tick);
+	tcase_add_test(tc, ack_waits_for_no_tick_not_spinning);
 	tcase_add_test(tc, ack_waits_for_no_tick_spinning);
 	tcase_add_test(tc, progress_thread_is_named);
 	tcase_add_test(tc, spin_setting_not_a_number);

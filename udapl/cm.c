@@ -443,6 +443,17 @@ static void run_timers(struct dapl_ia *ia)
 	arm_timer(ia, next, now);
 }
 
+/* The transport's drives of what cm_get_event noted (transport.h),
+ * without ia->lock; true when they queued connection events. */
+static bool progress_data(struct dapl_ia *ia, bool will_drain)
+{
+	const struct udapl_transport_ops *ops = ia->ops;
+
+	return ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
+			    sizeof(ops->progress_data) && ops->progress_data &&
+	       ops->progress_data(ia->dev, will_drain) > 0;
+}
+
 /* DAT_PROGRESS_SPIN_US (libdat(7)): up to a second, 0 off; anything else
  * is the default, said in one line at each IA open (env.h).  The default
  * is about what one wake-up of the thread costs the CPU it wakes on
@@ -472,17 +483,6 @@ static uint64_t spin_ns_from_env(void)
  * wake-up, at the price of the CPU the thread spins on: by default no
  * more than a wake-up costs it (SPIN_DEFAULT_US). */
 
-/* The transport's drives of what cm_get_event noted (transport.h),
- * without ia->lock; true when they queued connection events. */
-static bool progress_data(struct dapl_ia *ia, bool will_drain)
-{
-	const struct udapl_transport_ops *ops = ia->ops;
-
-	return ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
-			    sizeof(ops->progress_data) && ops->progress_data &&
-	       ops->progress_data(ia->dev, will_drain) > 0;
-}
-
 static void *progress_main(void *arg)
 {
 	struct dapl_ia *ia = arg;
@@ -491,7 +491,6 @@ static void *progress_main(void *arg)
 	int fds[CM_MAX_FDS];
 	int n, i, ready, events;
 	uint64_t drain, last_ready = 0;
-	unsigned posts, posts_seen = 0;
 	uint64_t posts_changed = 0;
 	bool spin, spin_ok = false;
 
@@ -526,10 +525,11 @@ static void *progress_main(void *arg)
 		ready = poll(pfd, (nfds_t)(i + 2), spin ? 0 : -1);
 		if (ready > 0 && ia->spin_ns) {
 			last_ready = dapl_now_ns();
-			posts = atomic_load_explicit(&ia->posts, memory_order_relaxed);
-			if (posts != posts_seen)
+			if (atomic_load_explicit(&ia->posted, memory_order_relaxed)) {
+				atomic_store_explicit(&ia->posted, false,
+						      memory_order_relaxed);
 				posts_changed = last_ready;
-			posts_seen = posts;
+			}
 			spin_ok = last_ready - posts_changed > SPIN_QUIET_NS;
 		}
 		if (ready > 0) {

@@ -126,7 +126,7 @@ struct dapl_ia {
 	int timer_fd;                         /* timerfd: the earliest connect deadline */
 	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
 	uint64_t spin_ns;                     /* DAT_PROGRESS_SPIN_US, in ns; 0: none */
-	atomic_uint posts;                    /* DTOs posted, ever (dto.c, for the spin) */
+	atomic_bool posted;                   /* a DTO since the thread last looked (dto.c, the spin) */
 };
 
 /* The IA behind a handle (checked), or NULL. */

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -29,7 +30,7 @@
 #include "core.h"
 #include "env.h"
 
-#define CM_MAX_FDS 16
+#define CM_MAX_FDS DAPL_CM_MAX_FDS
 #define CM_BUF_LEN 512
 
 static uint16_t sockaddr_port(const struct sockaddr_storage *ss)
@@ -487,16 +488,55 @@ static uint64_t spin_ns_from_env(void)
  * wake-up, at the price of the CPU the thread spins on: by default no
  * more than a wake-up costs it (SPIN_DEFAULT_US). */
 
+/* Tags of the progress thread's epoll set: its two fds, then the
+ * transport's. */
+#define PROG_WAKE 0u
+#define PROG_TIMER 1u
+#define PROG_TRANSPORT 2u
+
+/* ia->lock held.  Makes the transport fds the progress thread sleeps on
+ * fds[0..n) (none while a consumer waiting on a connection or CR EVD
+ * sleeps on them and serves them itself: the thread would only be woken
+ * with it, and take its events from it, which then reach it through the
+ * EVD's eventfd one wake-up later).  False if one could not be added:
+ * the thread then looks again within a millisecond. */
+static bool watch_fds(struct dapl_ia *ia, const int *fds, int n)
+{
+	struct epoll_event ev;
+	int i, k = 0;
+
+	if (n < 0)
+		n = 0;
+	if (n == ia->prog_nfds && ia->prog_watch_ok &&
+	    (n == 0 || memcmp(fds, ia->prog_fds, (size_t)n * sizeof(*fds)) == 0))
+		return true;
+	for (i = 0; i < ia->prog_nfds; i++)
+		(void)epoll_ctl(ia->prog_epfd, EPOLL_CTL_DEL, ia->prog_fds[i], NULL);
+	ia->prog_watch_ok = true;
+	for (i = 0; i < n && i < CM_MAX_FDS; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		ev.data.u32 = PROG_TRANSPORT + (uint32_t)i;
+		if (epoll_ctl(ia->prog_epfd, EPOLL_CTL_ADD, fds[i], &ev) == 0 ||
+		    errno == EEXIST)
+			ia->prog_fds[k++] = fds[i];
+		else
+			ia->prog_watch_ok = false;
+	}
+	ia->prog_nfds = k;
+	return ia->prog_watch_ok;
+}
+
 static void *progress_main(void *arg)
 {
 	struct dapl_ia *ia = arg;
-	struct pollfd pfd[CM_MAX_FDS + 2];
+	struct epoll_event evs[CM_MAX_FDS + 2];
 	struct dapl_tcm_event ev;
 	int fds[CM_MAX_FDS];
 	int n, i, ready, events;
 	uint64_t drain, last_ready = 0;
 	uint64_t posts_changed = 0;
-	bool spin, spin_ok = false, served = false;
+	bool spin, spin_ok = false, served = false, watched = true;
 
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
@@ -510,7 +550,10 @@ static void *progress_main(void *arg)
 			events++;
 		}
 		run_timers(ia);
-		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
+		if (!ia->pump_waiters) {
+			n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
+			watched = watch_fds(ia, fds, n);
+		}
 		pthread_mutex_unlock(&ia->lock);
 		/* connection events its drives queued: hand them out first */
 		if (progress_data(ia, true))
@@ -521,17 +564,10 @@ static void *progress_main(void *arg)
 			served = false;
 		}
 
-		pfd[0].fd = ia->wake_fd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = ia->timer_fd;
-		pfd[1].events = POLLIN;
-		for (i = 0; i < n && i < CM_MAX_FDS; i++) {
-			pfd[i + 2].fd = fds[i];
-			pfd[i + 2].events = POLLIN;
-		}
 		/* nor after connection events: their consumer has work too */
 		spin = spin_ok && !events && dapl_now_ns() - last_ready < ia->spin_ns;
-		ready = poll(pfd, (nfds_t)(i + 2), spin ? 0 : -1);
+		ready = epoll_wait(ia->prog_epfd, evs, CM_MAX_FDS + 2,
+				   spin ? 0 : watched ? -1 : 1);
 		if (ready > 0 && ia->spin_ns) {
 			last_ready = dapl_now_ns();
 			if (atomic_load_explicit(&ia->posted, memory_order_relaxed)) {
@@ -542,11 +578,11 @@ static void *progress_main(void *arg)
 			spin_ok = last_ready - posts_changed > SPIN_QUIET_NS;
 			served = true;
 		}
-		if (ready > 0) {
-			if ((pfd[0].revents & POLLIN) &&
+		for (i = 0; i < ready; i++) {
+			if (evs[i].data.u32 == PROG_WAKE &&
 			    read(ia->wake_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
-			if ((pfd[1].revents & POLLIN) &&
+			if (evs[i].data.u32 == PROG_TIMER &&
 			    read(ia->timer_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
 		}
@@ -564,17 +600,31 @@ int dapl_cm_start(struct dapl_ia *ia)
 	ia->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	ia->timer_ns = 0;
 	ia->spin_ns = spin_ns_from_env();
-	if (ia->timer_fd < 0) {
-		err = errno;
-		close(ia->wake_fd);
-		ia->wake_fd = -1;
-		return -err;
+	ia->prog_nfds = 0;
+	ia->prog_watch_ok = false;
+	ia->pump_waiters = 0;
+	ia->prog_epfd = epoll_create1(EPOLL_CLOEXEC);
+	err = ia->timer_fd < 0 || ia->prog_epfd < 0 ? errno : 0;
+	if (!err) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ev.data.u32 = PROG_WAKE;
+		if (epoll_ctl(ia->prog_epfd, EPOLL_CTL_ADD, ia->wake_fd, &ev) < 0)
+			err = errno;
+		ev.data.u32 = PROG_TIMER;
+		if (!err &&
+		    epoll_ctl(ia->prog_epfd, EPOLL_CTL_ADD, ia->timer_fd, &ev) < 0)
+			err = errno;
 	}
-	err = pthread_create(&ia->progress, NULL, progress_main, ia);
+	if (!err)
+		err = pthread_create(&ia->progress, NULL, progress_main, ia);
 	if (err) {
 		close(ia->wake_fd);
-		close(ia->timer_fd);
-		ia->wake_fd = ia->timer_fd = -1;
+		if (ia->timer_fd >= 0)
+			close(ia->timer_fd);
+		if (ia->prog_epfd >= 0)
+			close(ia->prog_epfd);
+		ia->wake_fd = ia->timer_fd = ia->prog_epfd = -1;
 		return -err;
 	}
 	/* so that ps, top and perf tell it from the program's threads */
@@ -591,6 +641,10 @@ void dapl_cm_kick(struct dapl_ia *ia)
 		return;  /* the counter is saturated: it is readable anyway */
 }
 
+/* A consumer about to sleep on a connection or CR EVD sleeps on the
+ * progress fds too and serves them itself (evd.c): the progress thread
+ * leaves them (watch_fds) until the last such waiter is done, so that it
+ * neither wakes with the waiter nor takes the waiter's event from it. */
 int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
 {
 	int n = 0;
@@ -598,28 +652,48 @@ int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
 	pthread_mutex_lock(&ia->lock);
 	if (ia->progress_running && !ia->stopping)
 		n = ia->ops->progress_fds(ia->dev, fds, max);
+	if (n > 0 && ia->pump_waiters++ == 0)
+		(void)watch_fds(ia, NULL, 0);
 	pthread_mutex_unlock(&ia->lock);
 	return n < 0 ? 0 : n;
 }
 
-bool dapl_cm_waiter_pump(struct dapl_ia *ia)
+void dapl_cm_waiter_done(struct dapl_ia *ia)
+{
+	int fds[CM_MAX_FDS], n;
+
+	pthread_mutex_lock(&ia->lock);
+	if (ia->pump_waiters > 0 && --ia->pump_waiters == 0 &&
+	    ia->progress_running && !ia->stopping) {
+		/* what became ready meanwhile wakes the thread at once */
+		n = ia->ops->progress_fds(ia->dev, fds, CM_MAX_FDS);
+		if (!watch_fds(ia, fds, n))
+			dapl_cm_kick(ia);       /* it retries within 1 ms */
+	}
+	pthread_mutex_unlock(&ia->lock);
+}
+
+int dapl_cm_waiter_pump(struct dapl_ia *ia)
 {
 	struct dapl_tcm_event ev;
 	bool again;
+	int events = 0;
 
 	do {
-		if (pthread_mutex_trylock(&ia->lock))
-			return false;
+		/* the thread is not watching: wait for whoever runs a pass
+		 * now (a tick of the thread, another waiter), then look */
+		pthread_mutex_lock(&ia->lock);
 		if (!ia->stopping)
-			while (ia->ops->cm_get_event(ia->dev, &ev) == 0)
+			while (ia->ops->cm_get_event(ia->dev, &ev) == 0) {
 				handle_event(ia, &ev);
+				events++;
+			}
 		pthread_mutex_unlock(&ia->lock);
 		/* the drives may bring the event this waiter waits for (an
-		 * MPA reply: ESTABLISHED); whoever holds the lock next
-		 * hands them out if we cannot (they stay signalled) */
+		 * MPA reply: ESTABLISHED) */
 		again = progress_data(ia, false);
 	} while (again);
-	return true;
+	return events;
 }
 
 void dapl_cm_stop(struct dapl_ia *ia)
@@ -634,7 +708,9 @@ void dapl_cm_stop(struct dapl_ia *ia)
 	ia->progress_running = false;
 	close(ia->wake_fd);
 	close(ia->timer_fd);
-	ia->wake_fd = ia->timer_fd = -1;
+	close(ia->prog_epfd);
+	ia->wake_fd = ia->timer_fd = ia->prog_epfd = -1;
+	ia->prog_nfds = 0;
 }
 
 /* Hands the consumer what the transport has for it now, as the progress

@@ -79,6 +79,9 @@ struct dapl_obj_list {
 	void *head;
 };
 
+/* Progress fds a transport may report (cm.c). */
+#define DAPL_CM_MAX_FDS 16
+
 struct dapl_ia {
 	struct dapl_header h;
 	struct dapl_provider *prov;
@@ -127,6 +130,11 @@ struct dapl_ia {
 	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
 	uint64_t spin_ns;                     /* DAT_PROGRESS_SPIN_US, in ns; 0: none */
 	atomic_bool posted;                   /* a DTO since the thread last looked (dto.c, the spin) */
+	int prog_epfd;                        /* what the thread sleeps on: wake_fd, timer_fd, */
+	int prog_fds[DAPL_CM_MAX_FDS];        /* ... and these transport fds (lock) */
+	int prog_nfds;
+	bool prog_watch_ok;                   /* all of them could be added (lock) */
+	int pump_waiters;                     /* connection/CR EVD waiters serving the fds (lock) */
 };
 
 /* The IA behind a handle (checked), or NULL. */
@@ -484,11 +492,13 @@ void dapl_cm_kick(struct dapl_ia *ia);
 /* For a consumer asleep in dat_evd_wait on a connection or CR EVD: the
  * transport's progress fds (at most max; 0 once the IA is closing), and
  * the progress thread's pass, run by that consumer when they fire, so the
- * event reaches it without a hop through the progress thread.  The pass
- * returns false, doing nothing, while the progress thread is in its own
- * (whose events then wake the consumer).  No lock held. */
+ * event reaches it without a hop through the progress thread.  While any
+ * such waiter holds the fds (from a waiter_fds that returned some to its
+ * waiter_done) the progress thread does not sleep on them.  The pass
+ * returns how many connection events it handed out.  No lock held. */
 int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max);
-bool dapl_cm_waiter_pump(struct dapl_ia *ia);
+int dapl_cm_waiter_pump(struct dapl_ia *ia);
+void dapl_cm_waiter_done(struct dapl_ia *ia);
 
 /* Consumer calls that need the state machine, ia->lock held. */
 DAT_RETURN dapl_cm_connect(struct dapl_ep *ep, const struct sockaddr *addr,

@@ -50,6 +50,8 @@
 #define EVD_CQ_FLAGS (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG | EVD_EXT_FLAG)
 #define EVD_POLL_BATCH 16
 #define EVD_CM_FDS 8       /* progress fds a connection-EVD waiter sleeps on */
+#define EVD_CM_IDLE_PUMPS 4 /* its passes in a row that bring no connection
+			     * event before it leaves them to the thread */
 #define EVD_FDS_PER_CQ 4   /* cq_wait_fd and up to 3 more (cq_wait_more_fds) */
 
 #define ERR_ARG(n) DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG##n)
@@ -891,8 +893,8 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	int nfds, ncq, rc, err, i;
 	/* a connection or CR EVD: the progress fds this waiter sleeps on
 	 * and serves itself (dapl_cm_waiter_pump); -1 = not looked up yet */
-	int cm_fds[EVD_CM_FDS], ncm = -1, cm_at = 0;
-	bool cm_skip = false, pinned = false, armed = false;
+	int cm_fds[EVD_CM_FDS], ncm = -1, cm_at = 0, cm_idle = 0;
+	bool pinned = false, armed = false;
 	struct dapl_ia *ia;
 
 	if (!evd)
@@ -973,13 +975,12 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			if (evd_fill(evd) > 0 && evd->count >= threshold)
 				continue;
 		}
-		/* the progress fds, unless the progress thread was in its
-		 * pass last time: its events will come through event_fd */
+		/* the progress fds, which the progress thread leaves to us
+		 * meanwhile (dapl_cm_waiter_fds) */
 		cm_at = nfds;
-		for (i = 0; i < ncm && !cm_skip; i++)
+		for (i = 0; i < ncm; i++)
 			pfd[nfds++] = (struct pollfd){ .fd = cm_fds[i],
 						       .events = POLLIN };
-		cm_skip = false;
 		if (!forever) {
 			left = deadline - now;
 			ts.tv_sec = (time_t)(left / 1000000000u);
@@ -990,7 +991,16 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 		err = rc < 0 ? errno : 0;
 		for (i = cm_at; rc > 0 && i < nfds; i++)
 			if (pfd[i].revents & POLLIN) {
-				cm_skip = !dapl_cm_waiter_pump(ia);
+				/* woken again and again for other endpoints'
+				 * data (a program that waits on its CR EVD
+				 * while it moves data): that is the progress
+				 * thread's, which spins after it */
+				if (dapl_cm_waiter_pump(ia) > 0) {
+					cm_idle = 0;
+				} else if (++cm_idle >= EVD_CM_IDLE_PUMPS) {
+					dapl_cm_waiter_done(ia);
+					ncm = 0;
+				}
 				break;
 			}
 		pthread_mutex_lock(&evd->lock);
@@ -1000,6 +1010,8 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 			evd_release(evd);
 			if (pfd != pfd_few)
 				free(pfd);
+			if (ncm > 0)
+				dapl_cm_waiter_done(ia);
 			if (pinned)
 				dapl_ia_unpin(ia);
 			return DAT_ERROR(DAT_ABORT, DAT_NO_SUBTYPE);
@@ -1030,6 +1042,8 @@ DAT_RETURN dapl_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout,
 	pthread_mutex_unlock(&evd->lock);
 	if (pfd != pfd_few)
 		free(pfd);
+	if (ncm > 0)
+		dapl_cm_waiter_done(ia);
 	if (pinned)
 		dapl_ia_unpin(ia);
 	return ret;

@@ -250,6 +250,8 @@ static int cm_fd = -1;
 static DAT_EVD_HANDLE cm_evd;
 static struct dapl_ep cm_ep;
 static int cm_pumps;
+static bool cm_noisy;    /* the pass finds no connection event, fd left readable */
+static int cm_dones;     /* waiter_done calls: one per waiter_fds that gave fds */
 
 int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
 {
@@ -260,16 +262,26 @@ int dapl_cm_waiter_fds(struct dapl_ia *ia, int *fds, int max)
 	return 1;
 }
 
-bool dapl_cm_waiter_pump(struct dapl_ia *ia)
+int dapl_cm_waiter_pump(struct dapl_ia *ia)
 {
 	uint64_t v;
 
 	(void)ia;
 	cm_pumps++;
-	if (cm_fd >= 0 && read(cm_fd, &v, sizeof(v)) == sizeof(v) && cm_evd)
+	if (cm_noisy)
+		return 0;       /* the fd stays readable: data for others */
+	if (cm_fd >= 0 && read(cm_fd, &v, sizeof(v)) == sizeof(v) && cm_evd) {
 		dapl_evd_post_connection(cm_evd, DAT_CONNECTION_EVENT_ESTABLISHED,
 					 &cm_ep, 0, NULL);
-	return true;
+		return 1;
+	}
+	return 0;
+}
+
+void dapl_cm_waiter_done(struct dapl_ia *ia)
+{
+	(void)ia;
+	cm_dones++;
 }
 
 static bool fd_readable(int fd)
@@ -707,7 +719,7 @@ START_TEST(connection_waiter_serves_progress_fds)
 	cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ck_assert_int_ge(cm_fd, 0);
 	cm_evd = conn;
-	cm_pumps = 0;
+	cm_pumps = cm_dones = 0;
 	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
 	/* 20 s: far beyond any machine's delay, and the fail if unserved */
 	ck_assert_uint_eq(dapl_evd_wait(conn, 20000000, 1, &ev, &nmore),
@@ -715,6 +727,8 @@ START_TEST(connection_waiter_serves_progress_fds)
 	ck_assert_uint_eq(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
 	ck_assert_ptr_eq(ev.event_data.connect_event_data.ep_handle, &cm_ep);
 	ck_assert_int_eq(cm_pumps, 1);
+	/* and gave the fds back to the progress thread as it left */
+	ck_assert_int_eq(cm_dones, 1);
 	/* it posted to its own EVD while it waited there: the EVD's fd was
 	 * not written, or the next wait would wake at once for nothing */
 	ck_assert(!fd_readable(((struct dapl_evd *)conn)->event_fd));
@@ -724,6 +738,34 @@ START_TEST(connection_waiter_serves_progress_fds)
 	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
 	ck_assert_uint_eq(dapl_evd_wait(dto, 10000, 1, &ev, &nmore), E_TIMEOUT);
 	ck_assert_int_eq(cm_pumps, 1);
+	ck_assert_int_eq(cm_dones, 1);
+	close(cm_fd);
+	cm_fd = -1;
+	cm_evd = NULL;
+}
+END_TEST
+
+/* A connection EVD's waiter whose passes keep finding no connection event
+ * (the fds fire for other endpoints' data) leaves them to the progress
+ * thread after EVD_CM_IDLE_PUMPS (4) such passes, and sleeps on its EVD
+ * alone: it does not serve them once more, nor give them back twice. */
+START_TEST(connection_waiter_leaves_data_to_the_thread)
+{
+	DAT_EVD_HANDLE conn = make_evd(4, NULL, DAT_EVD_CONNECTION_FLAG);
+	uint64_t one = 1;
+	DAT_EVENT ev;
+	DAT_COUNT nmore = -1;
+
+	cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(cm_fd, 0);
+	cm_evd = conn;
+	cm_pumps = cm_dones = 0;
+	cm_noisy = true;
+	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
+	ck_assert_uint_eq(dapl_evd_wait(conn, 20000, 1, &ev, &nmore), E_TIMEOUT);
+	ck_assert_int_eq(cm_pumps, 4);
+	ck_assert_int_eq(cm_dones, 1);
+	cm_noisy = false;
 	close(cm_fd);
 	cm_fd = -1;
 	cm_evd = NULL;
@@ -1565,6 +1607,7 @@ int main(void)
 	tcase_add_test(tc, wait_threshold_from_another_thread);
 	tcase_add_test(tc, wait_timeout_expires);
 	tcase_add_test(tc, connection_waiter_serves_progress_fds);
+	tcase_add_test(tc, connection_waiter_leaves_data_to_the_thread);
 	tcase_add_test(tc, unwaitable_wakes_waiter);
 	tcase_add_test(tc, one_waiter_at_a_time);
 	tcase_add_test(tc, cq_events_dequeue_after_software_events);

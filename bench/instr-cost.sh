@@ -4,10 +4,15 @@
 # ofi-tcp (and over tcp, libdat's own provider, when dat.conf has it)
 # against raw libfabric tcp (bench/README.md).
 #
-#	cd <build dir> && sh <srcdir>/bench/instr-cost.sh [-n cycles] [-k polls] [-w warm-up] [-v]
+#	cd <build dir> && sh <srcdir>/bench/instr-cost.sh [-n cycles] [-k polls] [-w warm-up] [-r reps] [-v]
 #
 # Each stack runs twice, each run in one process (post_poll_cost's own
-# comment says what it does):
+# comment says what it does), and that -r times (default 3): the table
+# has each figure's median over the repetitions and its range.  Which
+# thread does a message's receive work varies from run to run on tcp (the
+# progress thread, when it is woken before the measuring thread polls, or
+# the measuring thread), so the measuring thread's own figure moves with
+# it while the whole process's stays put:
 #
 #  1. --collect-atstart=no: post_poll_cost toggles collection on and off
 #     around each region, and collection is per thread in callgrind, so
@@ -34,7 +39,8 @@
 # cost per message of the measuring thread (callgrind_annotate).
 #
 # Options: -n cycles (default 2000), -k empty polls per idle region
-# (default 2000), -w warm-up cycles (default 200), -v.  DAT_OVERRIDE
+# (default 2000), -w warm-up cycles (default 200), -r repetitions
+# (default 3), -v.  DAT_OVERRIDE
 # points at the build tree's dat.conf, DAT_PROGRESS_SPIN_US=0 (below);
 # each run is bounded by timeout(1):
 # BENCH_TIMEOUT seconds (default 600).  Not part of make check.
@@ -68,28 +74,29 @@ export DAT_OVERRIDE
 DAT_PROGRESS_SPIN_US=0
 export DAT_PROGRESS_SPIN_US
 
-n=2000 k=2000 warm=200 verbose=0
+n=2000 k=2000 warm=200 reps=3 verbose=0
 usage() {
-	echo "usage: $me [-n cycles] [-k empty polls] [-w warm-up cycles] [-v]" >&2
+	echo "usage: $me [-n cycles] [-k empty polls] [-w warm-up cycles] [-r reps] [-v]" >&2
 	exit 2
 }
-while getopts n:k:w:vh opt; do
+while getopts n:k:w:r:vh opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	k) k=$OPTARG ;;
 	w) warm=$OPTARG ;;
+	r) reps=$OPTARG ;;
 	v) verbose=1 ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || usage
-for v in "$n" "$k" "$warm"; do
+for v in "$n" "$k" "$warm" "$reps"; do
 	case $v in
 	''|*[!0-9]*) usage ;;
 	esac
 done
-if [ "$n" -eq 0 ] || [ "$k" -eq 0 ]; then
+if [ "$n" -eq 0 ] || [ "$k" -eq 0 ] || [ "$reps" -eq 0 ]; then
 	usage
 fi
 
@@ -153,84 +160,114 @@ if grep -q '^tcp[[:space:]]' "$top/dat.conf"; then
 	set -- "$@" "tcp|DAT tcp|-t dat -i tcp"
 fi
 
-echo "post_poll_cost under callgrind: $n cycles, $k empty polls per idle queue, $warm warm-up cycles"
+echo "post_poll_cost under callgrind: $n cycles, $k empty polls per idle queue, $warm warm-up cycles, $reps runs of each"
 results=""
 failed=0
 for s in "$@"; do
-	tag=${s%%|*}
+	stack=${s%%|*}
 	rest=${s#*|}
 	label=${rest%%|*}
 	args=${rest#*|}
-	ok=1
-	# shellcheck disable=SC2086
-	run "$tag" measuring $args || ok=0
-	# shellcheck disable=SC2086
-	[ $ok -eq 1 ] && { run "$tag" all $args || ok=0; }
-	if [ $ok -eq 0 ]; then
-		failed=1
-		results="$results$tag|$label|fail
+	r=1
+	while [ $r -le "$reps" ]; do
+		t=$stack.$r
+		ok=1
+		# shellcheck disable=SC2086
+		run "$t" measuring $args || ok=0
+		# shellcheck disable=SC2086
+		[ $ok -eq 1 ] && { run "$t" all $args || ok=0; }
+		if [ $ok -eq 0 ]; then
+			failed=1
+			results="$results$stack|$label|fail
 "
-		continue
-	fi
-	results="$results$tag|$label|ok|$(ir "$tag" measuring cycle)|$(ir "$tag" measuring idle_rx)|$(ir "$tag" measuring idle_tx)|$(field "$tag" measuring empty_rx)|$(field "$tag" measuring empty_tx)|$(ir "$tag" all cycle)|$(field "$tag" all empty_rx)|$(field "$tag" all empty_tx)
+		else
+			results="$results$stack|$label|ok|$(ir "$t" measuring cycle)|$(ir "$t" measuring idle_rx)|$(ir "$t" measuring idle_tx)|$(field "$t" measuring empty_rx)|$(field "$t" measuring empty_tx)|$(ir "$t" all cycle)|$(field "$t" all empty_rx)|$(field "$t" all empty_tx)
 "
+		fi
+		r=$((r + 1))
+	done
 done
 
 echo
 printf '%s' "$results" | awk -F'|' -v n="$n" -v k="$k" -v have_tcp="$have_tcp" '
 function num(x) { return x ~ /^[0-9]+$/ }
+# median, low and high of the m values v[s, 1..m] (sorted here)
+function stats(v, s, m,    i, j, t) {
+	for (i = 2; i <= m; i++)
+		for (j = i; j > 1 && v[s, j - 1] > v[s, j]; j--) {
+			t = v[s, j]; v[s, j] = v[s, j - 1]; v[s, j - 1] = t
+		}
+	lo = v[s, 1]; hi = v[s, m]
+	med = m % 2 ? v[s, (m + 1) / 2] : (v[s, m / 2] + v[s, m / 2 + 1]) / 2
+}
 {
-	tag[NR] = $1; label[NR] = $2; ok[NR] = ($3 == "ok")
-	if (!ok[NR]) next
-	if (!num($4) || !num($5) || !num($6) || !num($9)) { ok[NR] = 0; bad[NR] = 1; next }
-	erx[NR] = $5 / k; etx[NR] = $6 / k
-	nrx[NR] = $7 / n; ntx[NR] = $8 / n
-	msg[NR] = ($4 - $7 * erx[NR] - $8 * etx[NR]) / n
-	all[NR] = ($9 - $10 * erx[NR] - $11 * etx[NR]) / n
-	if ($1 == "raw") raw = NR
+	if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1; label[$1] = $2 }
+	if ($3 != "ok") { failedrun[$1] = 1; next }
+	if (!num($4) || !num($5) || !num($6) || !num($9)) { nodump[$1] = 1; next }
+	s = $1; m = ++cnt[s]
+	erx[s] += $5 / k; etx[s] += $6 / k
+	nrx[s, m] = $7 / n; ntx[s, m] = $8 / n
+	msg[s, m] = ($4 - $7 * ($5 / k) - $8 * ($6 / k)) / n
+	all[s, m] = ($9 - $10 * ($5 / k) - $11 * ($6 / k)) / n
 }
 END {
-	printf "%-14s %9s %15s %17s %13s %8s %10s\n", "stack", "Ir/msg",
-		"empty poll Ir", "empty polls/msg", "all thr Ir/msg",
-		"DAT/raw", "(all thr)"
-	printf "%-14s %9s %15s %17s %13s %8s %10s\n", "", "", "rx / tx",
-		"rx / tx", "", "", ""
-	for (i = 1; i <= NR; i++) {
-		if (!ok[i]) {
-			printf "%-14s %9s   (%s)\n", label[i], "n/a",
-				bad[i] ? "no dump found" : "the run failed, above"
+	for (i = 1; i <= ns; i++) {
+		s = order[i]
+		if (!cnt[s]) continue
+		m = cnt[s]
+		erx[s] /= m; etx[s] /= m
+		stats(msg, s, m); msgmed[s] = med; msglo[s] = lo; msghi[s] = hi
+		stats(all, s, m); allmed[s] = med; alllo[s] = lo; allhi[s] = hi
+		stats(nrx, s, m); nrxmed[s] = med
+		stats(ntx, s, m); ntxmed[s] = med
+		if (s == "raw") raw = s
+	}
+	printf "%-14s %20s %20s %17s %15s %8s %8s\n", "stack", "all thr Ir/msg",
+		"meas. Ir/msg", "empty polls/msg", "empty poll Ir", "DAT/raw", "(meas.)"
+	printf "%-14s %20s %20s %17s %15s %8s %8s\n", "", "median (range)",
+		"median (range)", "rx / tx", "rx / tx", "all thr", ""
+	for (i = 1; i <= ns; i++) {
+		s = order[i]
+		if (!cnt[s]) {
+			printf "%-14s %20s   (%s)\n", label[s], "n/a",
+				nodump[s] ? "no dump found" : "the run failed, above"
 			continue
 		}
-		r = "-"; ra = "-"
-		if (raw && i != raw) {
-			r = sprintf("%.2f", msg[i] / msg[raw])
-			ra = sprintf("%.2f", all[i] / all[raw])
+		r = "-"; rm = "-"
+		if (raw != "" && s != raw) {
+			r = sprintf("%.2f", allmed[s] / allmed[raw])
+			rm = sprintf("%.2f", msgmed[s] / msgmed[raw])
 		}
-		printf "%-14s %9.0f %7.0f / %-5.0f %8.2f / %-6.2f %13.0f %8s %10s\n",
-			label[i], msg[i], erx[i], etx[i], nrx[i], ntx[i], all[i], r, ra
+		printf "%-14s %6.0f %13s %6.0f %13s %8.2f / %-6.2f %7.0f / %-5.0f %8s %8s\n",
+			label[s], allmed[s], sprintf("(%.0f-%.0f)", alllo[s], allhi[s]),
+			msgmed[s], sprintf("(%.0f-%.0f)", msglo[s], msghi[s]),
+			nrxmed[s], ntxmed[s], erx[s], etx[s], r, rm
 	}
 	if (!have_tcp)
-		printf "%-14s %9s   (no tcp entry in dat.conf)\n", "DAT tcp", "n/a"
+		printf "%-14s %20s   (no tcp entry in dat.conf)\n", "DAT tcp", "n/a"
 	print ""
-	print "Ir/msg: the measuring thread only (collection toggled around each region:"
-	print "callgrind collects per thread), per post_recv + 8 B Send post + polling both"
-	print "completions, its empty polls taken out.  all thr: every thread of the process"
-	print "in the same region (a second run, nothing toggled), the measuring thread'"'"'s"
-	print "empty polls taken out alike; under valgrind the progress thread'"'"'s timers run"
-	print "relatively more often than at full speed.  User-space instructions only."
-	for (i = 1; i <= NR; i++) {
-		if (!ok[i]) continue
-		printf "instr: stack=%s ir_msg=%.0f empty_rx_ir=%.0f empty_tx_ir=%.0f empty_rx_msg=%.3f empty_tx_msg=%.3f all_ir_msg=%.0f", \
-			tag[i], msg[i], erx[i], etx[i], nrx[i], ntx[i], all[i]
-		if (raw && i != raw)
-			printf " ratio=%.3f all_ratio=%.3f", msg[i] / msg[raw], all[i] / all[raw]
+	print "all thr: every thread of the process (nothing toggled), per post_recv + 8 B"
+	print "Send post + polling both completions, the measuring thread'"'"'s empty polls"
+	print "taken out at the cost of an idle empty poll; the figure to compare.  meas.:"
+	print "the measuring thread only (collection toggled around each region, per"
+	print "thread), empty polls taken out alike: on tcp it moves with which thread did"
+	print "the receive work in that run.  Under valgrind the threads take turns and the"
+	print "progress thread'"'"'s timers run relatively more often than at full speed."
+	print "User-space instructions only."
+	for (i = 1; i <= ns; i++) {
+		s = order[i]
+		if (!cnt[s]) continue
+		printf "instr: stack=%s all_ir_msg=%.0f all_lo=%.0f all_hi=%.0f ir_msg=%.0f ir_lo=%.0f ir_hi=%.0f empty_rx_ir=%.0f empty_tx_ir=%.0f empty_rx_msg=%.3f empty_tx_msg=%.3f runs=%d", \
+			s, allmed[s], alllo[s], allhi[s], msgmed[s], msglo[s], msghi[s], erx[s], etx[s], nrxmed[s], ntxmed[s], cnt[s]
+		if (raw != "" && s != raw)
+			printf " all_ratio=%.3f ratio=%.3f", allmed[s] / allmed[raw], msgmed[s] / msgmed[raw]
 		printf "\n"
 	}
 }'
 
 # profile TAG LABEL: the measuring thread's top functions in region cycle.
 profile() {
-	f=$(grep -l '^desc: Trigger: Client Request: cycle$' "$tmp/$1".measuring.out.* 2>/dev/null | head -n 1)
+	f=$(grep -l '^desc: Trigger: Client Request: cycle$' "$tmp/$1".1.measuring.out.* 2>/dev/null | head -n 1)
 	[ -n "$f" ] || return 0
 	echo
 	echo "$2: the measuring thread's top functions in region cycle,"

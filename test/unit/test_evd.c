@@ -284,6 +284,26 @@ void dapl_cm_waiter_done(struct dapl_ia *ia)
 	cm_dones++;
 }
 
+/* A fake progress fd for evd, readable (one write); cm_close undoes it. */
+static void cm_open(DAT_EVD_HANDLE evd)
+{
+	uint64_t one = 1;
+
+	cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(cm_fd, 0);
+	cm_evd = evd;
+	cm_pumps = cm_dones = 0;
+	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
+}
+
+static void cm_close(void)
+{
+	close(cm_fd);
+	cm_fd = -1;
+	cm_evd = NULL;
+	cm_noisy = false;
+}
+
 static bool fd_readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -716,11 +736,7 @@ START_TEST(connection_waiter_serves_progress_fds)
 	DAT_EVENT ev;
 	DAT_COUNT nmore = -1;
 
-	cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(cm_fd, 0);
-	cm_evd = conn;
-	cm_pumps = cm_dones = 0;
-	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
+	cm_open(conn);
 	/* 20 s: far beyond any machine's delay, and the fail if unserved */
 	ck_assert_uint_eq(dapl_evd_wait(conn, 20000000, 1, &ev, &nmore),
 			  DAT_SUCCESS);
@@ -739,9 +755,7 @@ START_TEST(connection_waiter_serves_progress_fds)
 	ck_assert_uint_eq(dapl_evd_wait(dto, 10000, 1, &ev, &nmore), E_TIMEOUT);
 	ck_assert_int_eq(cm_pumps, 1);
 	ck_assert_int_eq(cm_dones, 1);
-	close(cm_fd);
-	cm_fd = -1;
-	cm_evd = NULL;
+	cm_close();
 }
 END_TEST
 
@@ -752,23 +766,15 @@ END_TEST
 START_TEST(connection_waiter_leaves_data_to_the_thread)
 {
 	DAT_EVD_HANDLE conn = make_evd(4, NULL, DAT_EVD_CONNECTION_FLAG);
-	uint64_t one = 1;
 	DAT_EVENT ev;
 	DAT_COUNT nmore = -1;
 
-	cm_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(cm_fd, 0);
-	cm_evd = conn;
-	cm_pumps = cm_dones = 0;
+	cm_open(conn);
 	cm_noisy = true;
-	ck_assert_int_eq((int)write(cm_fd, &one, sizeof(one)), (int)sizeof(one));
 	ck_assert_uint_eq(dapl_evd_wait(conn, 20000, 1, &ev, &nmore), E_TIMEOUT);
 	ck_assert_int_eq(cm_pumps, 4);
 	ck_assert_int_eq(cm_dones, 1);
-	cm_noisy = false;
-	close(cm_fd);
-	cm_fd = -1;
-	cm_evd = NULL;
+	cm_close();
 }
 END_TEST
 

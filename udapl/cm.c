@@ -1,7 +1,8 @@
 /* The connection state machine and the progress thread.
  *
- * One progress thread per IA sleeps in poll() on the transport's progress
- * fds, its own wake eventfd and its timerfd, reads connection events with
+ * One progress thread per IA sleeps in an epoll set of its own on the
+ * transport's progress fds (unless a connection-EVD waiter serves them
+ * meanwhile), its wake eventfd and its timerfd, reads connection events with
  * ia->lock held, moves EPs through their states, and queues the DAT
  * events.  It also owns connect timeouts: transports have none we can
  * trust (libfabric tcp waits forever), so each connecting EP carries a
@@ -18,7 +19,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,8 +475,8 @@ static uint64_t spin_ns_from_env(void)
  * spin on. */
 #define SPIN_QUIET_NS 1000000u
 
-/* The thread sleeps in poll() on the transport's fds, its wake eventfd
- * and its timerfd.  With DAT_PROGRESS_SPIN_US it first polls without
+/* The thread sleeps in epoll_wait() on the transport's fds, its wake
+ * eventfd and its timerfd.  With DAT_PROGRESS_SPIN_US it first polls without
  * sleeping for that long after it last served something that was ready
  * (counted from the end of the pass, not from the arrival: an ofi-tcp
  * pass that answers a Read took 17 us on average, a tcp one 6, so from
@@ -676,22 +676,23 @@ void dapl_cm_waiter_done(struct dapl_ia *ia)
 int dapl_cm_waiter_pump(struct dapl_ia *ia)
 {
 	struct dapl_tcm_event ev;
-	bool again;
+	bool again, live;
 	int events = 0;
 
 	do {
 		/* the thread is not watching: wait for whoever runs a pass
 		 * now (a tick of the thread, another waiter), then look */
 		pthread_mutex_lock(&ia->lock);
-		if (!ia->stopping)
+		live = !ia->stopping;
+		if (live)
 			while (ia->ops->cm_get_event(ia->dev, &ev) == 0) {
 				handle_event(ia, &ev);
 				events++;
 			}
 		pthread_mutex_unlock(&ia->lock);
 		/* the drives may bring the event this waiter waits for (an
-		 * MPA reply: ESTABLISHED) */
-		again = progress_data(ia, false);
+		 * MPA reply: ESTABLISHED); none once the IA closes */
+		again = live && progress_data(ia, false);
 	} while (again);
 	return events;
 }

@@ -488,8 +488,8 @@ static uint64_t spin_ns_from_env(void)
  * wake-up, at the price of the CPU the thread spins on: by default no
  * more than a wake-up costs it (SPIN_DEFAULT_US). */
 
-/* Tags of the progress thread's epoll set: its two fds, then the
- * transport's. */
+/* Tags of the progress thread's epoll set: its two fds, and the
+ * transport's (a pass serves them all). */
 #define PROG_WAKE 0u
 #define PROG_TIMER 1u
 #define PROG_TRANSPORT 2u
@@ -516,7 +516,7 @@ static bool watch_fds(struct dapl_ia *ia, const int *fds, int n)
 	for (i = 0; i < n && i < CM_MAX_FDS; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN;
-		ev.data.u32 = PROG_TRANSPORT + (uint32_t)i;
+		ev.data.u32 = PROG_TRANSPORT;
 		if (epoll_ctl(ia->prog_epfd, EPOLL_CTL_ADD, fds[i], &ev) == 0 ||
 		    errno == EEXIST)
 			ia->prog_fds[k++] = fds[i];
@@ -569,13 +569,14 @@ static void *progress_main(void *arg)
 		ready = epoll_wait(ia->prog_epfd, evs, CM_MAX_FDS + 2,
 				   spin ? 0 : watched ? -1 : 1);
 		if (ready > 0 && ia->spin_ns) {
-			last_ready = dapl_now_ns();
+			uint64_t now = dapl_now_ns();
+
 			if (atomic_load_explicit(&ia->posted, memory_order_relaxed)) {
 				atomic_store_explicit(&ia->posted, false,
 						      memory_order_relaxed);
-				posts_changed = last_ready;
+				posts_changed = now;
 			}
-			spin_ok = last_ready - posts_changed > SPIN_QUIET_NS;
+			spin_ok = now - posts_changed > SPIN_QUIET_NS;
 			served = true;
 		}
 		for (i = 0; i < ready; i++) {

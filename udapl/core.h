@@ -356,6 +356,9 @@ struct dapl_dto_slot *dapl_dto_claim_recv(struct dapl_dto_slots *s,
 					  uint64_t len);
 /* Gives back a slot whose post failed. */
 void dapl_dto_unclaim(struct dapl_dto_slot *sl);
+/* A post on the IA (EP or SRQ): its progress thread holds its spin
+ * (cm.c, DAT_PROGRESS_SPIN_US). */
+void dapl_dto_note_post(struct dapl_ia *ia);
 /* srq_destroy's callback: the transport dropped this receive. */
 void dapl_dto_discarded(uint64_t context, void *arg);
 /* An SRQ's counts: receives not yet dequeued, and of those the ones not

@@ -366,7 +366,7 @@ static DAT_RETURN post_error(int err)
 /* The consumer is at work on this IA: the progress thread does not spin
  * for a while (cm.c).  Written only when clear, so that the threads
  * posting on a busy IA only read its line. */
-static void note_post(struct dapl_ia *ia)
+void dapl_dto_note_post(struct dapl_ia *ia)
 {
 	if (ia->spin_ns &&
 	    !atomic_load_explicit(&ia->posted, memory_order_relaxed))
@@ -388,7 +388,7 @@ static DAT_RETURN request_prepare(struct dapl_ep *ep, DAT_COUNT n,
 	DAT_EP_STATE state = ep->param.ep_state;
 	DAT_RETURN rc;
 
-	note_post(ep->ia);
+	dapl_dto_note_post(ep->ia);
 	if (n < 0 || n > ep->param.ep_attr.max_request_iov || n > DTO_MAX_SGE ||
 	    (n > 0 && !iov))
 		return DAT_ERROR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -631,7 +631,7 @@ DAT_RETURN dapl_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 	sl->rmr = NULL;
 	sl->suppress = (flags & (DAT_COMPLETION_SUPPRESS_FLAG |
 				 DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
-	note_post(ep->ia);
+	dapl_dto_note_post(ep->ia);
 	err = ep->ia->ops->post_recv(ep->tep, sge, nsge, (uint64_t)(uintptr_t)sl);
 	if (err) {
 		slot_release(sl);

@@ -187,6 +187,7 @@ DAT_RETURN dapl_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,
 				 cookie, total);
 	if (!sl)
 		return DAT_ERROR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+	dapl_dto_note_post(srq->ia);
 	err = srq->ia->ops->srq_post_recv(srq->tsrq, sge, nsge,
 					  (uint64_t)(uintptr_t)sl);
 	if (err) {

@@ -5,9 +5,11 @@
  * hidden inside the provider library.
  *
  * Design:
- *  - A device is an rdma_cm event channel plus an "anchor" cm_id bound to
- *    the address ia_params names; the anchor tells which RDMA device and
- *    port that address lives on.  The device is opened a second time with
+ *  - A device is an rdma_cm event channel plus our own open of the RDMA
+ *    device behind the address ia_params names.  An "anchor" cm_id bound
+ *    to that address tells which device and port it is, and the INIT
+ *    attributes of every QP; then it goes, since a bound cm_id holds a
+ *    port of rdma_cm's TCP space that a consumer may want to listen on.  The device is opened a second time with
  *    ibv_open_device so its async event fd belongs to this IA alone.
  *  - QPs are created here, not by rdma_create_qp: an endpoint needs its
  *    QP (to hold receives) before it knows which cm_id will carry its
@@ -267,7 +269,10 @@ struct dapl_tmw {
 struct dapl_tdev {
 	pthread_mutex_t lock;
 	struct rdma_event_channel *ch;
-	struct rdma_cm_id *anchor;      /* bound to addr: names device and port */
+	struct rdma_cm_id *anchor;      /* bound to addr while opening only */
+	uint16_t anchor_port;           /* the port it held (free since) */
+	struct ibv_qp_attr qp_init_attr; /* INIT: port, P_Key index */
+	int qp_init_mask;
 	struct ibv_context *ctx;        /* our own open of that device */
 	struct ibv_device_attr attr;
 	struct ibv_port_attr port_attr;

@@ -240,6 +240,21 @@ int verbs_dev_open(const char *ia_params, struct dapl_tdev **out, char *why,
 		    ibv_get_device_name(dev->ctx->device), strerror(-err));
 		goto fail;
 	}
+	/* The anchor's last use: every QP's INIT attributes (port, P_Key
+	 * index), the same for all.  Then it goes: a bound cm_id holds an
+	 * ephemeral port of rdma_cm's TCP space while it lives, and a
+	 * consumer's dat_psp_create on that port was refused with
+	 * DAT_CONN_QUAL_IN_USE (dapltest -T L met it). */
+	dev->qp_init_attr.qp_state = IBV_QPS_INIT;
+	if (rdma_init_qp_attr(dev->anchor, &dev->qp_init_attr,
+			      &dev->qp_init_mask)) {
+		err = -errno;
+		dapl_why(why, whylen, "rdma_init_qp_attr: %s", strerror(-err));
+		goto fail;
+	}
+	dev->anchor_port = ntohs(rdma_get_src_port(dev->anchor));
+	rdma_destroy_id(dev->anchor);
+	dev->anchor = NULL;
 	if ((err = set_nonblock(dev->ch->fd)) ||
 	    (err = set_nonblock(dev->ctx->async_fd))) {
 		dapl_why(why, whylen, "cannot set up event fds: %s", strerror(-err));

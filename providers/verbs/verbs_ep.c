@@ -26,18 +26,24 @@ static void set_state(struct dapl_tep *ep, enum verbs_ep_state st)
 
 /* ---- QP state transitions -------------------------------------------------- */
 
-/* INIT with the attributes rdma_cm gives for id (port, P_Key index) and
- * the access a DAT endpoint needs; valid from RESET and from INIT. */
+/* INIT with the attributes rdma_cm gives for id (port, P_Key index; the
+ * device's, taken at open, without one) and the access a DAT endpoint
+ * needs; valid from RESET and from INIT. */
 static int qp_init(struct dapl_tdev *dev, struct ibv_qp *qp,
 		   struct rdma_cm_id *id)
 {
 	struct ibv_qp_attr a;
 	int mask = 0;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	if (rdma_init_qp_attr(id, &a, &mask))
-		return -errno;
+	if (id) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_INIT;
+		if (rdma_init_qp_attr(id, &a, &mask))
+			return -errno;
+	} else {
+		a = dev->qp_init_attr;
+		mask = dev->qp_init_mask;
+	}
 	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			    IBV_ACCESS_REMOTE_READ;
 	/* a peer's atomics (dat_ib_post_fetch_and_add / cmp_and_swap) */
@@ -129,7 +135,7 @@ static int qp_make(struct dapl_tep *ep)
 	}
 	if (!qp)
 		return -(errno ? errno : ENOMEM);
-	err = qp_init(dev, qp, dev->anchor);
+	err = qp_init(dev, qp, NULL);
 	if (err) {
 		ibv_destroy_qp(qp);
 		return err;

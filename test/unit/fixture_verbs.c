@@ -58,6 +58,9 @@ static void verbs_open_cases(void)
 	const char *nordma = getenv("VERBS_TEST_NORDMA_NETDEV");
 	struct dapl_tdev_attr attr;
 	struct dapl_tdev *dev;
+	struct dapl_tlisten *l;
+	uint16_t port, asked;
+	int err;
 	char why[256] = "", params[80];
 
 	/* windows emulated on request: the device says so */
@@ -68,6 +71,20 @@ static void verbs_open_cases(void)
 	ck_assert_uint_eq(attr.flags & DAPL_TDEV_MEMORY_WINDOWS, 0);
 	dapl_verbs_ops.dev_close(dev);
 	unsetenv("DAPL_VERBS_MW");
+
+	/* An open IA holds no port a consumer may listen on: the port the
+	 * anchor took while opening is free for a service point. */
+	ck_assert_int_eq(dapl_verbs_ops.dev_open(fixture.params, &dev, why,
+						 sizeof(why)), 0);
+	port = dev->anchor_port;
+	ck_assert_uint_ne(port, 0);
+	asked = port;
+	err = dapl_verbs_ops.listen(dev, &port, &l);
+	ck_assert_msg(err == 0, "listen on the anchor's port %u: %s", asked,
+		      strerror(-err));
+	ck_assert_uint_eq(port, asked);
+	dapl_verbs_ops.unlisten(l);
+	dapl_verbs_ops.dev_close(dev);
 
 	open_fails("nosuchif0 0", -ENODEV, "is neither a netdev", NULL);
 	/* a documentation address (TEST-NET-2), not this host's */

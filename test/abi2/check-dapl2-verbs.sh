@@ -172,7 +172,10 @@ if [ "$rc" -ne 0 ] || [ "$n" -ne 10 ] || [ "$reached" -ne 8 ] ||
    ! grep -q 'recv buffers posted per EP' "$tmp/L.out" ||
    ! grep -qE 'LMR of .* bytes OK|Largest LMR was' "$tmp/L.out" ||
    grep -qi 'not implemented' "$tmp/L.out"; then
-	failed "$tmp/L.out" "dapltest -T L: $n of 10 limit tests ran, $reached of 8 reached 100 (status $rc)"
+	# without limit_rpost's hundreds of "posted #n" lines, so the
+	# object that stopped short and its DAT code are in the 40 shown
+	grep -v '^LimitTest: dat_ep_post_recv #' "$tmp/L.out" > "$tmp/L.short"
+	failed "$tmp/L.short" "dapltest -T L: $n of 10 limit tests ran, $reached of 8 reached 100 (status $rc)"
 else
 	pass "dapltest -T L: all 10 limit tests, 8 object limits reached 100, $(grep -m1 -E 'LMR of .* bytes OK|Largest LMR was' "$tmp/L.out" | sed 's/^LimitTest: //')"
 fi

@@ -652,13 +652,16 @@ static bool begin_fpdu(struct dapl_tep *ep)
 				}
 			}
 			ep->rx_msn_read++;
+			/* the whole slot: an Atomic Response may have used it,
+			 * and a stale "atomic" answered this Read with one */
 			rr = &ep->resp[ep->resp_tail % ep->resp_cap];
-			rr->stag = src;
-			rr->sink = get32(r);
-			rr->sink_to = get64(r + 4);
-			rr->src = sto;
-			rr->len = len;
-			rr->done = 0;
+			*rr = (struct tcp_read_resp){
+				.stag = src,
+				.sink = get32(r),
+				.sink_to = get64(r + 4),
+				.src = sto,
+				.len = len,
+			};
 			ep->resp_tail++;
 			ep->dst = DST_NONE;
 			ep->msg_counts = false;

@@ -881,7 +881,9 @@ START_TEST(atomics)
 	ck_assert_uint_eq(*w, 0x1122334455667787ull);
 
 	/* order: a write of the word, an add on it (sees the write), a read
-	 * of it (sees the add), all posted at once */
+	 * of it (sees the add), all posted at once.  With the IRD of 4 the
+	 * test connects with, the Read's response slot is one an atomic
+	 * used before (tcp answered it with an Atomic Response once). */
 	v = 1000;
 	memcpy(la.p + 64, &v, 8);
 	s = sge_of(&la, 64, 8);

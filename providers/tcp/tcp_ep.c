@@ -49,9 +49,7 @@ int tcp_ep_create(struct dapl_tpd *pd, struct dapl_tcq *scq,
 	if (!ep)
 		return -ENOMEM;
 	ep->rbuf = malloc(TCP_RX_BUF);
-	ep->resp_cap = TCP_READS_MAX;
-	ep->resp = calloc(ep->resp_cap, sizeof(*ep->resp));
-	if (!ep->rbuf || !ep->resp || queue_init(&ep->sq, sdepth ? sdepth : 1) ||
+	if (!ep->rbuf || queue_init(&ep->sq, sdepth ? sdepth : 1) ||
 	    queue_init(&ep->rq, rdepth)) {
 		err = -ENOMEM;
 		goto fail;
@@ -233,6 +231,29 @@ int tcp_ep_addrs(struct dapl_tep *ep, struct sockaddr_storage *local,
 	if (peer)
 		*peer = ep->peer;
 	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+/* Room for the Read and Atomic Responses the connection about to start
+ * may owe at once: ird of them (tcp_rx.c refuses a request beyond).
+ * Sized per connection, not to TCP_READS_MAX for every endpoint: 128
+ * slots were 6 KiB of each, most of which never answer a Read.  A
+ * reconnect keeps a ring big enough.  ep->lock held, no connection up. */
+int tcp_ep_size_responses(struct dapl_tep *ep, uint32_t ird)
+{
+	uint32_t cap = ird ? ird : 1;
+	struct tcp_read_resp *r;
+
+	if (cap > TCP_READS_MAX)
+		cap = TCP_READS_MAX;
+	if (ep->resp && ep->resp_cap >= cap)
+		return 0;
+	r = calloc(cap, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	free(ep->resp);
+	ep->resp = r;
+	ep->resp_cap = cap;
 	return 0;
 }
 

@@ -89,6 +89,11 @@ int tcp_connect(struct dapl_tep *ep, const struct sockaddr *addr,
 		pthread_mutex_unlock(&ep->lock);
 		return -EISCONN;
 	}
+	err = tcp_ep_size_responses(ep, ird);
+	if (err) {
+		pthread_mutex_unlock(&ep->lock);
+		return err;
+	}
 	/* a new attempt on an endpoint whose last one ended */
 	pthread_mutex_lock(&ep->dev->lock);
 	dapl_conn_events_drop(&ep->dev->connq, &ep->cev);
@@ -377,6 +382,10 @@ int tcp_accept(struct dapl_tconn *conn, struct dapl_tep *ep,
 	if (ep->state != TCP_EP_IDLE && ep->state != TCP_EP_DOWN) {
 		pthread_mutex_unlock(&ep->lock);
 		return -EISCONN;
+	}
+	if (tcp_ep_size_responses(ep, ird)) {
+		pthread_mutex_unlock(&ep->lock);
+		return -ENOMEM;
 	}
 	if (!tcp_conn_take(dev, conn)) {
 		pthread_mutex_unlock(&ep->lock);

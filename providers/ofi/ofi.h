@@ -336,6 +336,10 @@ struct dapl_tdev {
 	/* the events we make up ourselves (a local disconnect's); dev->lock */
 	struct dapl_conn_events connq;
 	bool fatal;                     /* DEVICE_FATAL reported */
+	/* cm_get_event's last call handed out an event: its CQs were read
+	 * just before, so the next call (the core's, straight after) starts
+	 * with the events instead of reading every CQ again */
+	bool handed_out;
 	bool domain_taken;              /* a PD uses dev->domain (dev->lock) */
 	bool own_keys;                  /* registrations get keys we pick */
 

@@ -3,6 +3,9 @@
  * Each call first reads every CQ of the device: tcp 1.17 moves data (RMA
  * target side included) and notices a peer's disconnect only inside
  * fi_cq_read, and what it reads goes to the CQ's ready list for cq_poll.
+ * (Not when the call before handed out an event: the core calls again
+ * at once, and the reads of a moment ago would find only what their fds
+ * announce, which try_wait sees.  An endpoint's end reads its own CQs.)
  * Then it returns a synthesised event (SRQ limit, local disconnect), then
  * a connection request the listener thread queued (ofi_listen.c), then an
  * event of the endpoints' EQ.  When nothing is left it decides which CQs
@@ -23,23 +26,34 @@
 
 #define OFI_MAX_ROUNDS 64
 
+static void pump_cq(struct dapl_tcq *cq)
+{
+	pthread_mutex_lock(&cq->lock);
+	ofi_cq_drain(cq);
+	ofi_cq_sweep(cq);
+	ofi_cq_kick(cq);
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/* Every CQ, even one a consumer drives: tcp 1.17 moves data and RMA
+ * target work only inside fi_cq_read. */
 static void pump_cqs(struct dapl_tdev *dev)
 {
 	int i;
 
-	for (i = 0; i < dev->ncqs; i++) {
-		struct dapl_tcq *cq = dev->cqs[i];
+	for (i = 0; i < dev->ncqs; i++)
+		pump_cq(dev->cqs[i]);
+}
 
-		/* always, even while a consumer holds it: a DTO error must be
-		 * seen before the EQ's shutdown that follows it, or the end
-		 * is DISCONNECTED where it must be BROKEN (test_dto's
-		 * recv_too_small_local_length caught a skip here) */
-		pthread_mutex_lock(&cq->lock);
-		ofi_cq_drain(cq);
-		ofi_cq_sweep(cq);
-		ofi_cq_kick(cq);
-		pthread_mutex_unlock(&cq->lock);
-	}
+/* Before ep's end is told from its FI_SHUTDOWN or EQ error: what its
+ * CQs hold.  A DTO error libfabric wrote before the shutdown must be
+ * taken first (it sets faulted), or the end is DISCONNECTED where it
+ * must be BROKEN (test_dto's recv_too_small_local_length). */
+static void take_ep_completions(struct dapl_tep *ep)
+{
+	pump_cq(ep->scq);
+	if (ep->rcq != ep->scq)
+		pump_cq(ep->rcq);
 }
 
 /* fi_trywait on the EQ and every CQ in the progress set.  It may move
@@ -128,6 +142,7 @@ static int on_event(struct dapl_tdev *dev, uint32_t event, size_t len,
 		set_pdata(dev, ev, e->data, ep->active ? datalen : 0);
 		return 1;
 	case FI_SHUTDOWN:
+		take_ep_completions(ep);
 		ev->type = ep->state == OFI_EP_CONNECTED && !ep->faulted ?
 			   DAPL_TCM_DISCONNECTED : DAPL_TCM_CONN_ERROR;
 		ev->status = ep->state == OFI_EP_CONNECTED ? 0 : -ECONNRESET;
@@ -157,6 +172,7 @@ static int on_error(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	ev->ep = ep;
 	ev->status = -(err.err ? err.err : EIO);
 	if (ep->state == OFI_EP_CONNECTED) {
+		take_ep_completions(ep);
 		ev->type = ep->faulted ? DAPL_TCM_CONN_ERROR : DAPL_TCM_DISCONNECTED;
 	} else if (err.err == FI_ECONNREFUSED) {
 		/* peer reject (data in err_data) or no listener (none) */
@@ -210,7 +226,10 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		while (read(dev->notify_fd, &v, sizeof(v)) > 0)
 			;
 		ofi_dev_tick(dev);
-		pump_cqs(dev);
+		/* straight after an event, the CQs were read a moment ago:
+		 * what came since makes their fds fire, and try_wait says so */
+		if (rounds > 0 || !dev->handed_out)
+			pump_cqs(dev);
 
 		ev->srq = ofi_srq_take_limit(dev);
 		if (ev->srq) {
@@ -263,6 +282,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	ofi_dev_notify(dev);
 	ret = -EAGAIN;
 out:
+	dev->handed_out = ret == 0;
 	pthread_mutex_unlock(&dev->lock);
 	return ret;
 }

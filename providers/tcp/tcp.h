@@ -575,6 +575,7 @@ void tcp_ep_drop_socket(struct dapl_tep *ep);
 bool tcp_ep_drive(struct dapl_tep *ep);
 /* Both directions' stream state back to that of a new connection. */
 void tcp_ep_reset_streams(struct dapl_tep *ep);
+/* Room for ird Read and Atomic Responses, made at connect and accept. */
 int tcp_ep_size_responses(struct dapl_tep *ep, uint32_t ird);
 /* A fresh secret for the sink STags of our RDMA Reads (per connection). */
 void tcp_ep_new_salt(struct dapl_tep *ep);

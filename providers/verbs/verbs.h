@@ -9,8 +9,9 @@
  *    device behind the address ia_params names.  An "anchor" cm_id bound
  *    to that address tells which device and port it is, and the INIT
  *    attributes of every QP; then it goes, since a bound cm_id holds a
- *    port of rdma_cm's TCP space that a consumer may want to listen on.  The device is opened a second time with
- *    ibv_open_device so its async event fd belongs to this IA alone.
+ *    port of rdma_cm's TCP space that a consumer may want to listen on.
+ *    The device is opened a second time with ibv_open_device so its
+ *    async event fd belongs to this IA alone.
  *  - QPs are created here, not by rdma_create_qp: an endpoint needs its
  *    QP (to hold receives) before it knows which cm_id will carry its
  *    connection.  The cm_ids never own a QP; the QP is moved through

@@ -169,6 +169,7 @@ struct dapl_tcq {
 	 * dev->epfd; endpoints on it; the other CQs of its endpoints */
 	bool driven, fds_on;
 	int eps;
+	bool fired;                     /* its fds fired (dev->lock, ofi_event.c) */
 	struct ofi_cqlink *links;
 	int nlinks, links_cap;
 };
@@ -511,7 +512,7 @@ void ofi_cq_drive(struct dapl_tcq *cq, bool on);
 int ofi_dev_link_ep(struct dapl_tdev *dev, struct dapl_tcq *scq,
 		    struct dapl_tcq *rcq, int delta);
 /* dev->lock held: reads the tick (it woke the thread). */
-void ofi_dev_tick(struct dapl_tdev *dev);
+bool ofi_dev_tick(struct dapl_tdev *dev);
 /* dev->lock held, before the thread sleeps: a CQ polled empty
  * OFI_BUSY_POLLS times since the last look, and not armed, is driven;
  * others are not; the tick is armed while any is. */

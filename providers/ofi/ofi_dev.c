@@ -719,15 +719,17 @@ void ofi_dev_remove_subcq(struct dapl_tdev *dev, struct dapl_tcq *cq,
 	ofi_dev_sync_waits(dev);
 }
 
-void ofi_dev_tick(struct dapl_tdev *dev)
+bool ofi_dev_tick(struct dapl_tdev *dev)
 {
+	bool fired = false;
 	uint64_t v;
 
 	while (read(dev->timer_fd, &v, sizeof(v)) > 0)
-		;
+		fired = true;
 	pthread_mutex_lock(&dev->quiet_lock);
 	dev->tick_set = false;
 	pthread_mutex_unlock(&dev->quiet_lock);
+	return fired;
 }
 
 void ofi_dev_update_busy(struct dapl_tdev *dev)

@@ -1,11 +1,11 @@
 /* cm_get_event: the progress thread's one call.
  *
- * Each call first reads every CQ of the device: tcp 1.17 moves data (RMA
- * target side included) and notices a peer's disconnect only inside
- * fi_cq_read, and what it reads goes to the CQ's ready list for cq_poll.
- * (Not when the call before handed out an event: the core calls again
- * at once, and the reads of a moment ago would find only what their fds
- * announce, which try_wait sees.  An endpoint's end reads its own CQs.)
+ * Each call first reads the CQs whose fds fired (every CQ when the tick
+ * did): tcp 1.17 moves data (RMA target side included) and notices a
+ * peer's disconnect only inside fi_cq_read, and what it reads goes to
+ * the CQ's ready list for cq_poll.  (None when the call before handed
+ * out an event: the core calls again at once, and what came since makes
+ * fds fire, which try_wait sees.  An endpoint's end reads its own CQs.)
  * Then it returns a synthesised event (SRQ limit, local disconnect), then
  * a connection request the listener thread queued (ofi_listen.c), then an
  * event of the endpoints' EQ.  When nothing is left it decides which CQs
@@ -43,6 +43,43 @@ static void pump_cqs(struct dapl_tdev *dev)
 
 	for (i = 0; i < dev->ncqs; i++)
 		pump_cq(dev->cqs[i]);
+}
+
+/* Round 0 of a call: the CQs whose fds fired (tcp 1.17's CQ fd watches
+ * its endpoints' sockets), or every CQ when the tick fired (it is what
+ * brings back a CQ whose consumer stopped: quiet fds never fire) or more
+ * fds are ready than looked at.  A wake-up for one endpoint's data read
+ * all of an IA's CQs before, each read an epoll_wait in libfabric. */
+#define OFI_FIRED_MAX 16
+
+static void pump_fired_cqs(struct dapl_tdev *dev, bool tick)
+{
+	struct epoll_event evs[OFI_FIRED_MAX];
+	struct ofi_subcq *sub;
+	int n, i, j;
+
+	n = tick ? -1 : epoll_wait(dev->epfd, evs, OFI_FIRED_MAX, 0);
+	if (n < 0 || n == OFI_FIRED_MAX) {
+		pump_cqs(dev);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < dev->ncqs; j++) {
+			struct dapl_tcq *cq = dev->cqs[j];
+
+			if (cq->fcq_fd == evs[i].data.fd)
+				cq->fired = true;
+			for (sub = cq->subs; sub; sub = sub->next)
+				if (sub->fd == evs[i].data.fd)
+					cq->fired = true;
+		}
+	}
+	for (j = 0; j < dev->ncqs; j++) {
+		if (dev->cqs[j]->fired) {
+			dev->cqs[j]->fired = false;
+			pump_cq(dev->cqs[j]);
+		}
+	}
 }
 
 /* Before ep's end is told from its FI_SHUTDOWN or EQ error: what its
@@ -216,6 +253,7 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 {
 	struct dapl_tconn *conn;
 	int rounds, ret = -EAGAIN;
+	bool tick;
 	uint64_t v;
 
 	memset(ev, 0, sizeof(*ev));
@@ -225,11 +263,15 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 		 * (an SRQ limit, from a CQ lock) writes it again. */
 		while (read(dev->notify_fd, &v, sizeof(v)) > 0)
 			;
-		ofi_dev_tick(dev);
-		/* straight after an event, the CQs were read a moment ago:
-		 * what came since makes their fds fire, and try_wait says so */
-		if (rounds > 0 || !dev->handed_out)
+		tick = ofi_dev_tick(dev);
+		/* Straight after an event, the CQs were read a moment ago:
+		 * what came since makes their fds fire, and try_wait says so.
+		 * After try_wait said something came, every CQ: it may be a
+		 * completion libfabric holds, which no fd shows. */
+		if (rounds > 0)
 			pump_cqs(dev);
+		else if (!dev->handed_out || tick)
+			pump_fired_cqs(dev, tick);
 
 		ev->srq = ofi_srq_take_limit(dev);
 		if (ev->srq) {

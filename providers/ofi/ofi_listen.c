@@ -24,6 +24,7 @@
  *
  * A request becomes a dapl_tconn under dev->lock and waits on dev->reqq
  * until cm_get_event reports it (the progress fd is poked). */
+#define _GNU_SOURCE     /* pthread_setname_np */
 #include "config.h"
 
 #include <errno.h>
@@ -329,6 +330,10 @@ static int threads_start(struct dapl_tdev *dev)
 		pthread_join(dev->wthread, NULL);
 		goto err;
 	}
+	/* so that ps, top and perf tell them from the program's threads
+	 * and from the IA's dat-progress */
+	(void)pthread_setname_np(dev->wthread, "dat-ofi-watch");
+	(void)pthread_setname_np(dev->lthread, "dat-ofi-listen");
 	dev->lthreads = true;
 	return 0;
 err:

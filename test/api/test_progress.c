@@ -249,6 +249,27 @@ START_TEST(progress_thread_is_named)
 }
 END_TEST
 
+/* ofi-tcp's own threads, started at the first listen (ofi_listen.c),
+ * carry names too: one each per IA, gone with the IA. */
+START_TEST(ofi_threads_are_named)
+{
+	DAT_PSP_HANDLE psp;
+
+	if (!hx_is_ofi_tcp())
+		return;
+	ck_assert_int_eq(threads_named("dat-ofi-listen"), 0);
+	hx_ia_open(&x);
+	HX_OK(dat_psp_create_any(x.ia, &(DAT_CONN_QUAL){0}, x.cr,
+				 DAT_PSP_CONSUMER_FLAG, &psp));
+	ck_assert_int_eq(threads_named("dat-ofi-listen"), 1);
+	ck_assert_int_eq(threads_named("dat-ofi-watch"), 1);
+	HX_OK(dat_psp_free(psp));
+	hx_ia_close(&x);
+	ck_assert_int_eq(threads_named("dat-ofi-listen"), 0);
+	ck_assert_int_eq(threads_named("dat-ofi-watch"), 0);
+}
+END_TEST
+
 /* A setting that is not a number of microseconds is refused with a line
  * naming it, and the IA opens and runs as without it. */
 START_TEST(spin_setting_not_a_number)
@@ -301,6 +322,7 @@ int main(void)
 	tcase_add_test(tc, ack_waits_for_no_tick_not_spinning);
 	tcase_add_test(tc, ack_waits_for_no_tick_spinning);
 	tcase_add_test(tc, progress_thread_is_named);
+	tcase_add_test(tc, ofi_threads_are_named);
 	tcase_add_test(tc, spin_setting_not_a_number);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <stdlib.h>
@@ -446,13 +447,36 @@ static void run_timers(struct dapl_ia *ia)
 
 /* The transport's drives of what cm_get_event noted (transport.h),
  * without ia->lock; true when they queued connection events. */
-static bool progress_data(struct dapl_ia *ia, bool will_drain)
+static int progress_data(struct dapl_ia *ia, bool will_drain)
 {
 	const struct udapl_transport_ops *ops = ia->ops;
 
-	return ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
-			    sizeof(ops->progress_data) && ops->progress_data &&
-	       ops->progress_data(ia->dev, will_drain) > 0;
+	if (ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
+			 sizeof(ops->progress_data) && ops->progress_data)
+		return ops->progress_data(ia->dev, will_drain);
+	return 0;
+}
+
+/* The progress thread's wake-ups yield to the program's threads
+ * (SCHED_BATCH: a woken thread does not preempt the one running) while
+ * what wakes it keeps turning out done by a consumer that drives those
+ * endpoints itself (DAPL_TPD_IDLE), and preempt again from the first
+ * pass that placed something nobody else would have, or brought a
+ * connection event.  Woken once per arrival on endpoints a consumer
+ * busy-polls, the thread would otherwise take that consumer's CPU on
+ * every message; batched, it runs when the consumer yields or at the
+ * scheduler's tick, finds the work done, and sleeps.  Left alone when
+ * the program runs us under another policy (a real-time one, say). */
+static void progress_batch(struct dapl_ia *ia, bool on)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (!ia->progress_may_batch || ia->progress_batched == on)
+		return;
+	if (sched_setscheduler(0, on ? SCHED_BATCH : SCHED_OTHER, &sp) == 0)
+		ia->progress_batched = on;
+	else
+		ia->progress_may_batch = false;
 }
 
 /* DAT_PROGRESS_SPIN_US (libdat(7)): up to a second, 0 off; anything else
@@ -537,7 +561,10 @@ static void *progress_main(void *arg)
 	uint64_t drain, last_ready = 0;
 	uint64_t posts_changed = 0;
 	bool spin, spin_ok = false, served = false, watched = true;
+	int pd;
 
+	ia->progress_batched = false;
+	ia->progress_may_batch = sched_getscheduler(0) == SCHED_OTHER;
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
 		if (ia->stopping) {
@@ -555,8 +582,18 @@ static void *progress_main(void *arg)
 			watched = watch_fds(ia, fds, n);
 		}
 		pthread_mutex_unlock(&ia->lock);
+		pd = progress_data(ia, true);
+		if (events || (pd & DAPL_TPD_PLACED))
+			progress_batch(ia, false);
+		else if (pd & DAPL_TPD_IDLE) {
+			progress_batch(ia, true);
+			/* arrivals keep coming: let the consumer they are for
+			 * run before we take the next (a batched thread that
+			 * never sleeps would keep it off its CPU) */
+			sched_yield();
+		}
 		/* connection events its drives queued: hand them out first */
-		if (progress_data(ia, true))
+		if (pd & DAPL_TPD_EVENTS)
 			continue;
 		/* the spin's window opens when what woke us is served */
 		if (served) {
@@ -693,7 +730,7 @@ int dapl_cm_waiter_pump(struct dapl_ia *ia)
 		pthread_mutex_unlock(&ia->lock);
 		/* the drives may bring the event this waiter waits for (an
 		 * MPA reply: ESTABLISHED); none once the IA closes */
-		again = live && progress_data(ia, false);
+		again = live && (progress_data(ia, false) & DAPL_TPD_EVENTS);
 	} while (again);
 	return events;
 }

@@ -385,11 +385,22 @@ struct udapl_transport_ops {
 	 * it without the IA lock, right after it called cm_get_event until
 	 * -EAGAIN: the progress thread, and a consumer waiting on a
 	 * connection or CR EVD that runs that pass itself.  will_drain: the
-	 * caller calls cm_get_event until -EAGAIN again whenever this
-	 * returns 1, so connection events its drives queue need not wake
-	 * anybody.  Returns 1 when such events are queued, else 0. */
+	 * caller calls cm_get_event until -EAGAIN again whenever the result
+	 * has DAPL_TPD_EVENTS, so connection events its drives queue need
+	 * not wake anybody.  Returns DAPL_TPD_* bits. */
 	int (*progress_data)(struct dapl_tdev *dev, bool will_drain);
 };
+
+/* progress_data's result */
+#define DAPL_TPD_EVENTS 1       /* its drives queued connection events */
+/* It drove endpoints and each had been read by its consumer already: a
+ * consumer is busy with them, and a progress thread woken for them only
+ * takes that consumer's CPU.  The core's thread lets such wake-ups wait
+ * for the consumer to yield (SCHED_BATCH) until a pass has DAPL_TPD_PLACED. */
+#define DAPL_TPD_IDLE 2
+/* It read and placed what nobody else would have (a consumer that polls
+ * memory, or sleeps elsewhere): wake-ups are wanted promptly again. */
+#define DAPL_TPD_PLACED 4
 
 /* For transports too (util.c): one line, like libdat's own messages,
  * only when DAT_DBG_TYPE has bit (not set by default).  DAPL_DBG_CM:

@@ -105,6 +105,13 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
 #define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
 #define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
 #define TCP_BUSY_NS 5000             /* polls of a CQ this close together: a busy loop */
+/* no poll of an endpoint's CQs for this long, and data waited for the
+ * progress thread: the consumer drives it no more (tcp_dev.c ep_service) */
+#define TCP_GONE_NS 200000
+/* drives that read nothing while Sends or Writes wait for the peer's
+ * placement report: then one bare report of ours wakes the peer's
+ * progress thread, which sends the report a consumer left owed */
+#define TCP_NUDGE_DRIVES 64
 #define TCP_CQ_DRIVE_ALL 4           /* up to this many endpoints a CQ poll drives each */
 #define TCP_ACK_MSGS 16              /* placed messages owed an ack: it goes at once */
 #define TCP_ACK_BYTES (512u * 1024)  /* ... or bytes of them */
@@ -291,9 +298,15 @@ struct dapl_tep {
 	uint8_t ack_age;            /* drives since it became owed */
 	bool ack_ticked;            /* a tick saw it owed: the next one sends it */
 	bool force_ack;             /* send a bare ack even without traffic */
+	uint16_t stall_drives;      /* drives that read nothing while we wait for a report */
+	bool nudge;                 /* send a bare ack even with nothing new to tell */
 	atomic_uint drives;         /* consumer drives, for the progress thread */
+	uint32_t posts;             /* consumer posts, for the progress thread too */
 	uint32_t drives_seen;       /* progress thread's copy */
-	bool excluded;              /* left out of the progress epoll */
+	/* a consumer drives it: in the progress epoll edge-triggered, so
+	 * that the thread wakes once for an arrival, not until it is read */
+	bool excluded;
+	bool rx_more;               /* the last rx drive left the socket unread */
 	bool want_out;              /* registered for EPOLLOUT */
 	uint32_t dev_ev;            /* events in the progress epoll, 0: not in it */
 	uint32_t cq_ev[2];          /* events in the send / receive CQ's epoll

@@ -327,7 +327,9 @@ void tcp_cq_watch(struct dapl_tep *ep)
 
 unsigned tcp_ep_drives(const struct dapl_tep *ep)
 {
-	unsigned d = atomic_load_explicit(&ep->drives, memory_order_relaxed);
+	/* (posts: under ep->lock, which our callers hold) */
+	unsigned d = atomic_load_explicit(&ep->drives, memory_order_relaxed) +
+		     ep->posts;
 
 	d += atomic_load_explicit(&ep->scq->polls, memory_order_relaxed);
 	if (ep->rcq != ep->scq)

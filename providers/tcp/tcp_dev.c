@@ -326,7 +326,7 @@ void tcp_dev_watch(struct dapl_tep *ep)
 	if (ep->state == TCP_EP_CONNECTING || ep->want_out)
 		ev |= EPOLLOUT;
 	if (ep->excluded && ep->state == TCP_EP_CONNECTED)
-		return;
+		ev |= EPOLLET;
 	if (ep->dev_ev == ev)
 		return;
 	if (tcp_epoll_set(dev->epfd, ep->dev_ev ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
@@ -399,47 +399,95 @@ static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
 	return false;
 }
 
+/* ep->lock held: bytes or an end wait in ep's socket. */
+static bool socket_unread(const struct dapl_tep *ep)
+{
+	char c;
+
+	if (ep->fd < 0 || ep->stalled || ep->state != TCP_EP_CONNECTED)
+		return false;
+	return recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) >= 0;
+}
+
+/* Whether a consumer polled one of ep's CQs in the last TCP_GONE_NS. */
+static bool cqs_polled(const struct dapl_tep *ep)
+{
+	uint64_t now = tcp_now_ns();
+	uint64_t s = atomic_load_explicit(&ep->scq->polled_ns,
+					  memory_order_relaxed);
+	uint64_t r = atomic_load_explicit(&ep->rcq->polled_ns,
+					  memory_order_relaxed);
+
+	return s + TCP_GONE_NS > now || r + TCP_GONE_NS > now;
+}
+
 /* Drives ep from the progress thread (the reference is dropped).  It
- * waits for the lock: a level-triggered socket whose consumer holds the
- * lock would otherwise wake the thread again and again until the consumer
- * has read it, each time taking the CPU from that consumer.  (No lock of
- * ours is held here, and nobody holding ep->lock waits for the core.) */
-static void ep_service(struct dapl_tep *ep)
+ * waits for the lock: a socket whose consumer holds the lock would
+ * otherwise wake the thread again and again until the consumer has read
+ * it, each time taking the CPU from that consumer.  (No lock of ours is
+ * held here, and nobody holding ep->lock waits for the core.)
+ *
+ * An endpoint a consumer drives (woken for nothing: the consumer got
+ * there first; or many drives since we looked) is "excluded": it stays
+ * in the progress epoll edge-triggered, so an arrival wakes the thread
+ * once, not again and again until the consumer reads it, and the thread
+ * tells the core it found nothing to do (DAPL_TPD_IDLE: the core makes
+ * such wake-ups yield to the consumer, bench/README.md "Excluded
+ * endpoints stay armed").  An arrival nobody read by the time the thread
+ * runs means the consumer stopped driving it (polls memory, sleeps
+ * elsewhere): the thread reads it through, sends the placement report,
+ * and watches it level-triggered again.  No timer is involved. */
+static int ep_service(struct dapl_tep *ep)
 {
 	uint64_t before;
 	unsigned d;
+	int found;
 
 	pthread_mutex_lock(&ep->lock);
 	before = ep->rx_bytes;
-	tcp_ep_drive(ep);
+	/* edge-triggered: read until the socket is empty, or the next
+	 * arrival is the only thing that would bring us back.  A short
+	 * read ends a drive, and a FIN that came with the last data brought
+	 * no edge of its own: look once more (dapltest's regress runs lost
+	 * DISCONNECTED events so). */
+	while (tcp_ep_drive(ep) && ep->excluded &&
+	       (ep->rx_more || socket_unread(ep)))
+		;
 	d = tcp_ep_drives(ep);
-	/* woken for nothing (a consumer got there first) while a consumer
-	 * drives it, or a consumer busy-polls it (many drives since we last
-	 * looked): stop waking for it.  A wakeup that found data after a
-	 * drive or two keeps it watched: the consumer waits elsewhere
-	 * (on memory, say).  (Telling a busy poller by the time of its last
-	 * poll instead was tried: bench/README.md, "Millisecond steps".) */
 	if (ep->state == TCP_EP_CONNECTED && !ep->excluded &&
 	    d != ep->drives_seen &&
 	    (ep->rx_bytes == before || d - ep->drives_seen >= TCP_BUSY_DRIVES)) {
 		TCP_TRACE(ep, "excluded (a consumer drives it)");
 		ep->excluded = true;
-		tcp_dev_unwatch(ep);
-		pthread_mutex_lock(&ep->dev->lock);
-		tcp_timer_set(ep->dev, true);
-		pthread_mutex_unlock(&ep->dev->lock);
+		tcp_dev_watch(ep);
+	} else if (ep->state == TCP_EP_CONNECTED && ep->excluded &&
+		   ep->rx_bytes != before && !cqs_polled(ep)) {
+		/* the consumer left it to us: its data waited for us, and
+		 * nobody polls its CQs (no drive since our last look would
+		 * not do: on a CPU the two share, a thread that runs twice in
+		 * a row gives the consumer no chance to drive) */
+		TCP_TRACE(ep, "watched again (ack owed %d)", ep->ack_owed);
+		ep->excluded = false;
+		tcp_dev_watch(ep);
 	}
 	ep->drives_seen = d;
-	/* nobody else will carry what it owes */
-	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed && !ep->excluded) {
+	/* the thread was needed: it read what nobody else would have */
+	found = ep->rx_bytes != before && !ep->excluded ? DAPL_TPD_PLACED :
+							  DAPL_TPD_IDLE;
+	/* Nobody else may carry what it owes: a consumer that left an ack
+	 * owed to ride on its reply may have stopped calling (this arrival's
+	 * edge is what brought us; a reply, had it come, would have taken
+	 * the ack along). */
+	if (ep->state == TCP_EP_CONNECTED && ep->ack_owed) {
 		ep->force_ack = true;
 		tcp_ep_flush(ep);
 	}
 	pthread_mutex_unlock(&ep->lock);
 	atomic_fetch_sub(&ep->refs, 1);
+	return found;
 }
 
-/* The timer: deadlines, and endpoints to watch again. */
+/* The timer: deadlines, listeners to retry, acks nobody carried. */
 static void tick(struct dapl_tdev *dev)
 {
 	struct dapl_tep *eps[64], *ep;
@@ -472,12 +520,11 @@ static void tick(struct dapl_tdev *dev)
 	}
 	for (ep = dev->eps; ep; ep = ep->next) {
 		/* (ack_owed is read unlocked: a hint, rechecked under ep->lock) */
-		if (ep->excluded || ep->state == TCP_EP_ACCEPTING ||
+		if (ep->state == TCP_EP_ACCEPTING ||
 		    ep->state == TCP_EP_MPA_REQ || ep->state == TCP_EP_CONNECTING ||
 		    ep->ack_owed)
 			need = true;
-		if ((ep->excluded || ep->state == TCP_EP_ACCEPTING ||
-		     ep->ack_owed) && n < 64) {
+		if ((ep->state == TCP_EP_ACCEPTING || ep->ack_owed) && n < 64) {
 			atomic_fetch_add(&ep->refs, 1);
 			eps[n++] = ep;
 		}
@@ -488,7 +535,7 @@ static void tick(struct dapl_tdev *dev)
 		 * on and did not start it (tcp_dev_need_tick) */
 		atomic_thread_fence(memory_order_seq_cst);
 		for (ep = dev->eps; ep; ep = ep->next)
-			if (ep->ack_owed || ep->excluded)
+			if (ep->ack_owed)
 				need = true;
 		if (need)
 			tcp_timer_set(dev, true);
@@ -498,24 +545,9 @@ static void tick(struct dapl_tdev *dev)
 	for (i = 0; i < n; i++) {
 		ep = eps[i];
 		if (pthread_mutex_trylock(&ep->lock) == 0) {
-			unsigned d = tcp_ep_drives(ep);
-
 			if (ep->state == TCP_EP_ACCEPTING && ep->deadline_ms &&
-			    ep->deadline_ms <= now) {
+			    ep->deadline_ms <= now)
 				tcp_ep_fail(ep, DAPL_TCM_CONN_ERROR, -ETIMEDOUT);
-			} else if (ep->excluded && d == ep->drives_seen) {
-				/* nobody drove it for a tick: ours again */
-				TCP_TRACE(ep, "watched again (ack owed %d)", ep->ack_owed);
-				ep->excluded = false;
-				tcp_dev_watch(ep);
-				tcp_ep_drive(ep);
-				if (ep->state == TCP_EP_CONNECTED && ep->ack_owed) {
-					ep->force_ack = true;
-					tcp_ep_flush(ep);
-				}
-			} else if (ep->excluded) {
-				ep->drives_seen = d;
-			}
 			/* an ack owed for a whole tick: nobody is replying */
 			if (ep->state == TCP_EP_CONNECTED && ep->ack_owed) {
 				if (ep->ack_ticked) {
@@ -708,7 +740,7 @@ int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 int tcp_progress_data(struct dapl_tdev *dev, bool will_drain)
 {
 	struct dapl_tep *ready[TCP_STASH_MAX];
-	int n = 0, i, queued;
+	int n = 0, i, queued, res = 0;
 
 	pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < dev->nstash; i++)
@@ -721,11 +753,13 @@ int tcp_progress_data(struct dapl_tdev *dev, bool will_drain)
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++)
-		ep_service(ready[i]);
+		res |= ep_service(ready[i]);
+	if (res & DAPL_TPD_PLACED)
+		res &= ~DAPL_TPD_IDLE;
 	pthread_mutex_lock(&dev->lock);
 	if (will_drain)
 		dapl_conn_events_quiet(&dev->connq, false);
 	queued = dev->connq.head != NULL;
 	pthread_mutex_unlock(&dev->lock);
-	return queued;
+	return res | (queued ? DAPL_TPD_EVENTS : 0);
 }

@@ -265,6 +265,7 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->rx_write_len = 0;
 	ep->rx_write_open = false;
 	ep->tx_seq = ep->peer_placed = 0;
+	ep->stall_drives = 0;
 	ep->rx_seq = ep->rx_placed = ep->told_placed = 0;
 	ep->reads_out = 0;
 	ep->read_head = ep->sq.head;
@@ -273,7 +274,7 @@ void tcp_ep_reset_streams(struct dapl_tep *ep)
 	ep->iov_at = ep->iov_n = 0;
 	ep->resp_head = ep->resp_tail = 0;
 	ep->term_queued = ep->term_sent = false;
-	ep->ack_owed = ep->force_ack = false;
+	ep->ack_owed = ep->force_ack = ep->nudge = false;
 	ep->ack_age = 0;
 	ep->rx_unacked = 0;
 	ep->got_fpdu = ep->hold_tx = false;
@@ -331,6 +332,18 @@ bool tcp_ep_drive(struct dapl_tep *ep)
 	before = ep->rx_bytes;
 	if (!tcp_rx_drive(ep))
 		return false;
+	/* Waiting long for the peer's placement report: its consumer may
+	 * have left it owed, to ride on a reply, and stopped calling.  One
+	 * bare report of ours (harmless, a count it has) is an arrival its
+	 * progress thread wakes for, and the thread sends what it owes. */
+	if (ep->rx_bytes != before || !ep->ext_acks ||
+	    ep->tx_seq == ep->peer_placed) {
+		ep->stall_drives = 0;
+	} else if (++ep->stall_drives == TCP_NUDGE_DRIVES &&
+		   ep->state == TCP_EP_CONNECTED) {
+		TCP_TRACE(ep, "no report for %u drives: nudging", TCP_NUDGE_DRIVES);
+		ep->nudge = true;
+	}
 	/* nothing read and nothing to send: nothing can complete either
 	 * (what completes a request comes in, or goes out) */
 	if (ep->rx_bytes != before || tcp_tx_pending(ep))

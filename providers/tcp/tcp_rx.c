@@ -953,6 +953,7 @@ bool tcp_rx_drive(struct dapl_tep *ep)
 	bool drained = false;
 	unsigned fpdus = 0;
 
+	ep->rx_more = false;
 	/* receives posted since: Sends held for them are placed first */
 	if (ep->unexp_head && !ep->stalled) {
 		match_unexpected(ep);
@@ -981,8 +982,10 @@ bool tcp_rx_drive(struct dapl_tep *ep)
 		uint32_t avail = ep->rbuf_wr - ep->rbuf_rd, n;
 		uint8_t *src = ep->rbuf + ep->rbuf_rd;
 
-		if (avail == 0 && (drained || fpdus >= TCP_DRIVE_FPDUS))
+		if (avail == 0 && (drained || fpdus >= TCP_DRIVE_FPDUS)) {
+			ep->rx_more = !drained;
 			return true;
+		}
 		if (ep->phase == RX_DATA && ep->dst != DST_NONE &&
 		    avail == 0 && ep->data_done < ep->data_len) {
 			ssize_t r = place_direct(ep, &drained);

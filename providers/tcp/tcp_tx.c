@@ -75,7 +75,7 @@ static void batch_add(struct dapl_tep *ep, int slot, size_t hlen,
 		ep->told_placed = ep->rx_placed;
 		ep->rx_unacked = 0;
 		ep->ack_owed = false;
-		ep->force_ack = false;
+		ep->force_ack = ep->nudge = false;
 		ep->ack_age = 0;
 		ep->ack_ticked = false;
 	}
@@ -322,10 +322,10 @@ static bool build_batch(struct dapl_tep *ep)
 		;
 	while (frame_request(ep, &fpdus))
 		;
-	if (!fpdus && ep->ext_acks && ep->force_ack &&
-	    ep->rx_placed != ep->told_placed && !ep->hold_tx)
+	if (!fpdus && ep->ext_acks && !ep->hold_tx &&
+	    ((ep->force_ack && ep->rx_placed != ep->told_placed) || ep->nudge))
 		frame_empty_write(ep, &fpdus, 0);
-	ep->force_ack = false;
+	ep->force_ack = ep->nudge = false;
 	return fpdus > 0;
 }
 
@@ -499,6 +499,7 @@ static int post_ex(struct dapl_tep *ep, struct tcp_queue *q,
 	if (nsge)   /* (a write with immediate may have no data, sge NULL) */
 		memcpy(wr->sge, sge, (size_t)nsge * sizeof(*sge));
 	q->tail++;
+	ep->posts++;
 	if (ep->state == TCP_EP_DOWN) {
 		/* like a queue pair in the error state: it flushes */
 		if (is_send) {
@@ -596,7 +597,8 @@ int tcp_post_atomic(struct dapl_tep *ep, enum dapl_tatomic_op op,
 /* Something for tcp_ep_flush to frame or push. */
 bool tcp_tx_pending(const struct dapl_tep *ep)
 {
-	return ep->iov_at != ep->iov_n || ep->force_ack || ep->rtr_write ||
+	return ep->iov_at != ep->iov_n || ep->force_ack || ep->nudge ||
+	       ep->rtr_write ||
 	       ep->sq.frame != ep->sq.tail || ep->resp_head != ep->resp_tail ||
 	       (ep->term_queued && !ep->term_sent);
 }

@@ -212,6 +212,187 @@ START_TEST(ack_waits_for_no_tick_spinning)
 }
 END_TEST
 
+/* ---- a target that drove its endpoint, then polls memory -------------- */
+
+enum {
+	MSG_WHERE = 56,       /* test -> peer: buf address, rmr context */
+	MSG_POLLING = 58,     /* test -> peer: from now on no DAT call */
+	MSG_CHECKED = 60,     /* peer -> test: Write and Read completed, Read data right */
+};
+
+#define DRIVE_ROUNDS 200        /* Send ping-pongs the target busy-polls */
+#define MARK_AT 128             /* where the peer's RDMA Write lands */
+#define READ_AT 256             /* what the peer's RDMA Read takes */
+#define READ_LEN 64
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Busy-polls evd (dat_evd_dequeue, no wait) for one successful DTO
+ * completion with this cookie, as MPIs poll their CQs. */
+static void poll_dto(DAT_EVD_HANDLE evd, uint64_t ck)
+{
+	uint64_t until = mono_us() + HX_WAIT_US;
+	DAT_EVENT ev;
+	DAT_RETURN rc;
+
+	while ((rc = dat_evd_dequeue(evd, &ev)) != DAT_SUCCESS) {
+		HX_CHECK(DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY, "dequeue: %s",
+			 hx_rc_str(rc));
+		HX_CHECK(mono_us() < until, "no completion %#" PRIx64, ck);
+	}
+	HX_CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+		 ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS &&
+		 ev.event_data.dto_completion_event_data.user_cookie.as_64 == ck,
+		 "got %s status %d cookie %#" PRIx64 ", expected %#" PRIx64,
+		 hx_event_str(ev.event_number),
+		 (int)ev.event_data.dto_completion_event_data.status,
+		 ev.event_data.dto_completion_event_data.user_cookie.as_64, ck);
+}
+
+/* The initiator: Send ping-pongs while the target busy-polls, then,
+ * once the target polls only memory, one RDMA Write into it and one RDMA
+ * Read from it, each waited for. */
+static void initiator(struct hx_peer *self, void *arg)
+{
+	struct hx_ia y;
+	struct side s;
+	struct hx_msg m, where;
+	DAT_LMR_TRIPLET t;
+	DAT_RMR_TRIPLET r;
+	int i;
+
+	(void)arg;
+	hx_expect_msg(self, MSG_QUAL, &m);
+	hx_ia_open(&y);
+	side_create(&y, &s);
+	t = trip(s.lctx, s.buf + DST, 8);
+	HX_OK(dat_ep_post_recv(s.e.ep, 1, &t, cookie(1), DAT_COMPLETION_DEFAULT_FLAG));
+	hx_connect(&s.e, (DAT_CONN_QUAL)m.v[0], 0, NULL);
+	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_ESTABLISHED, s.e.ep, NULL);
+	hx_expect_msg(self, MSG_WHERE, &where);
+	for (i = 0; i < DRIVE_ROUNDS; i++) {
+		t = trip(s.lctx, s.buf + SRC, 8);
+		HX_OK(dat_ep_post_send(s.e.ep, 1, &t, cookie(100 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		poll_dto(s.rcv, 1 + (uint64_t)i);
+		t = trip(s.lctx, s.buf + DST, 8);
+		HX_OK(dat_ep_post_recv(s.e.ep, 1, &t, cookie(2 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		poll_dto(s.req, 100 + (uint64_t)i);
+	}
+	hx_expect_msg(self, MSG_POLLING, &m);
+
+	memset(&r, 0, sizeof(r));
+	/* the mark: the target sees it in memory, its placement report
+	 * completes the Write here */
+	memset(s.buf + SRC, 0x5a, 8);
+	t = trip(s.lctx, s.buf + SRC, 8);
+	r.rmr_context = (DAT_RMR_CONTEXT)where.v[1];
+	r.target_address = (DAT_VADDR)where.v[0] + MARK_AT;
+	r.segment_length = 8;
+	HX_OK(dat_ep_post_rdma_write(s.e.ep, 1, &t, cookie(7000), &r,
+				     DAT_COMPLETION_DEFAULT_FLAG));
+	wait_dto(s.req, 7000);
+	/* what the target wrote before it stopped calling DAT */
+	t = trip(s.lctx, s.buf + DST, READ_LEN);
+	r.target_address = (DAT_VADDR)where.v[0] + READ_AT;
+	r.segment_length = READ_LEN;
+	HX_OK(dat_ep_post_rdma_read(s.e.ep, 1, &t, cookie(7001), &r,
+				    DAT_COMPLETION_DEFAULT_FLAG));
+	wait_dto(s.req, 7001);
+	HX_CHECK(hx_pattern_ok(s.buf + DST, READ_LEN, 77),
+		 "the RDMA Read brought other bytes than the target's");
+	hx_send(self, MSG_CHECKED, NULL, 0, NULL, 0);
+	/* the target disconnects: nothing of ours to read */
+	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, s.e.ep, NULL);
+	side_free(&s);
+	hx_ia_close(&y);
+}
+
+/* A target that busy-polled its endpoint's EVDs (so the provider leaves
+ * the endpoint's socket to it) and then makes no DAT call, spinning on
+ * the memory its peer writes: the peer's RDMA Write is still placed and
+ * its RDMA Read answered, and the peer's completions arrive, with the
+ * provider's periodic timer off (DAPL_TCP_NO_TIMER, setup) -- what wakes
+ * a thread to read the socket must be the arrival itself (dapl_tcp(7),
+ * "Progress").  Nothing is timed; the spin gives up after HX_WAIT_US only
+ * so that a lost arrival fails the test instead of hanging it. */
+static void placement_case(void)
+{
+	DAT_CR_ARRIVAL_EVENT_DATA arr;
+	DAT_PSP_HANDLE psp;
+	DAT_CONN_QUAL qual;
+	DAT_CR_HANDLE cr;
+	struct hx_peer peer;
+	struct hx_msg m;
+	struct side s;
+	DAT_LMR_TRIPLET t;
+	volatile unsigned char *mark;
+	int64_t v[2];
+	uint64_t until;
+	int i;
+
+	hx_spawn(&peer, "initiator", initiator, NULL);
+	hx_ia_open(&x);
+	side_create(&x, &s);
+	hx_pattern(s.buf + READ_AT, READ_LEN, 77);
+	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
+	v[0] = (int64_t)qual;
+	hx_send(&peer, MSG_QUAL, v, 1, NULL, 0);
+	cr = hx_wait_cr(x.cr, &arr);
+	t = trip(s.lctx, s.buf + DST, 8);
+	HX_OK(dat_ep_post_recv(s.e.ep, 1, &t, cookie(1000), DAT_COMPLETION_DEFAULT_FLAG));
+	HX_OK(dat_cr_accept(cr, s.e.ep, 0, NULL));
+	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_ESTABLISHED, s.e.ep, NULL);
+	v[0] = (int64_t)(uintptr_t)s.buf;
+	v[1] = (int64_t)s.rctx;
+	hx_send(&peer, MSG_WHERE, v, 2, NULL, 0);
+	for (i = 0; i < DRIVE_ROUNDS; i++) {
+		poll_dto(s.rcv, 1000 + (uint64_t)i);
+		t = trip(s.lctx, s.buf + DST, 8);
+		HX_OK(dat_ep_post_recv(s.e.ep, 1, &t, cookie(1001 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		t = trip(s.lctx, s.buf + SRC, 8);
+		HX_OK(dat_ep_post_send(s.e.ep, 1, &t, cookie(5000 + (uint64_t)i),
+				       DAT_COMPLETION_DEFAULT_FLAG));
+		poll_dto(s.req, 5000 + (uint64_t)i);
+	}
+	/* from here no DAT call until the peer says both completed */
+	hx_send(&peer, MSG_POLLING, NULL, 0, NULL, 0);
+	mark = s.buf + MARK_AT;
+	until = mono_us() + HX_WAIT_US;
+	while (mark[7] != 0x5a && mono_us() < until)
+		;
+	HX_CHECK(mark[7] == 0x5a, "the peer's RDMA Write was not placed");
+	hx_expect_msg(&peer, MSG_CHECKED, &m);
+	HX_OK(dat_ep_disconnect(s.e.ep, DAT_CLOSE_ABRUPT_FLAG));
+	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, s.e.ep, NULL);
+	hx_reap(&peer);
+	side_free(&s);
+	HX_OK(dat_psp_free(psp));
+	hx_ia_close(&x);
+}
+
+START_TEST(placement_after_driving)
+{
+	placement_case();
+}
+END_TEST
+
+/* The same with a thread that sleeps as soon as nothing is ready. */
+START_TEST(placement_after_driving_not_spinning)
+{
+	ck_assert_int_eq(setenv("DAT_PROGRESS_SPIN_US", "0", 1), 0);
+	placement_case();
+}
+END_TEST
+
 /* The IA's progress thread is named, so that ps, top and perf tell it
  * from the program's threads (dapl_tcp(7), "Progress"). */
 static int threads_named(const char *name)
@@ -321,6 +502,8 @@ int main(void)
 	tcase_add_test(tc, ack_waits_for_no_tick);
 	tcase_add_test(tc, ack_waits_for_no_tick_not_spinning);
 	tcase_add_test(tc, ack_waits_for_no_tick_spinning);
+	tcase_add_test(tc, placement_after_driving);
+	tcase_add_test(tc, placement_after_driving_not_spinning);
 	tcase_add_test(tc, progress_thread_is_named);
 	tcase_add_test(tc, ofi_threads_are_named);
 	tcase_add_test(tc, spin_setting_not_a_number);

@@ -139,7 +139,7 @@ static void *pump(void *arg)
 			pthread_cond_broadcast(&h.cond);
 			pthread_mutex_unlock(&h.lock);
 			/* as the core does (transport.h): the drives, unlocked */
-			again = T->progress_data(h.dev, true) > 0;
+			again = T->progress_data(h.dev, true) & DAPL_TPD_EVENTS;
 			pthread_mutex_lock(&h.lock);
 		} while (again);
 		pthread_mutex_unlock(&h.lock);

@@ -95,7 +95,7 @@ static bool drive_data(bool will_drain)
 {
 	return T->size >= offsetof(struct udapl_transport_ops, progress_data) +
 			  sizeof(T->progress_data) && T->progress_data &&
-	       T->progress_data(h.dev, will_drain) > 0;
+	       (T->progress_data(h.dev, will_drain) & DAPL_TPD_EVENTS);
 }
 
 static void *pump(void *arg)

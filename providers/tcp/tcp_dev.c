@@ -399,14 +399,17 @@ static bool ep_get(struct dapl_tdev *dev, struct dapl_tep *ep)
 	return false;
 }
 
-/* ep->lock held: bytes or an end wait in ep's socket. */
+/* ep->lock held: bytes, an end or an error (a reset) wait in ep's
+ * socket, for a drive to read. */
 static bool socket_unread(const struct dapl_tep *ep)
 {
 	char c;
 
 	if (ep->fd < 0 || ep->stalled || ep->state != TCP_EP_CONNECTED)
 		return false;
-	return recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) >= 0;
+	if (recv(ep->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
+		return true;
+	return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
 }
 
 /* Whether a consumer polled one of ep's CQs in the last TCP_GONE_NS. */

@@ -147,43 +147,60 @@ static void sender(struct hx_peer *self, void *arg)
 	hx_ia_close(&y);
 }
 
+/* The test process's side: a peer spawned to run fn, an endpoint that
+ * accepts its connection with one receive of recv_len posted (cookie
+ * 1000) before it does. */
+static void target_accept(struct hx_peer *peer, const char *name,
+			  hx_peer_fn fn, struct side *s, DAT_VLEN recv_len,
+			  DAT_PSP_HANDLE *psp)
+{
+	DAT_CR_ARRIVAL_EVENT_DATA arr;
+	DAT_CONN_QUAL qual;
+	DAT_LMR_TRIPLET t;
+	DAT_CR_HANDLE cr;
+	int64_t v;
+
+	hx_spawn(peer, name, fn, NULL);
+	hx_ia_open(&x);
+	side_create(&x, s);
+	*psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
+	v = (int64_t)qual;
+	hx_send(peer, MSG_QUAL, &v, 1, NULL, 0);
+	cr = hx_wait_cr(x.cr, &arr);
+	t = trip(s->lctx, s->buf + DST, recv_len);
+	HX_OK(dat_ep_post_recv(s->e.ep, 1, &t, cookie(1000), DAT_COMPLETION_DEFAULT_FLAG));
+	HX_OK(dat_cr_accept(cr, s->e.ep, 0, NULL));
+	hx_expect_event(s->e.conn, DAT_CONNECTION_EVENT_ESTABLISHED, s->e.ep, NULL);
+}
+
+/* ... and its end: it disconnects, the peer is reaped. */
+static void target_close(struct hx_peer *peer, struct side *s, DAT_PSP_HANDLE psp)
+{
+	HX_OK(dat_ep_disconnect(s->e.ep, DAT_CLOSE_ABRUPT_FLAG));
+	hx_expect_event(s->e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, s->e.ep, NULL);
+	hx_reap(peer);
+	side_free(s);
+	HX_OK(dat_psp_free(psp));
+	hx_ia_close(&x);
+}
+
 /* A consumer that takes one Send in dat_evd_wait and makes no DAT call
  * afterwards: the peer's Send still completes -- the placement report
  * goes when the Send was placed, not with a reply that never comes or at
  * the next tick of the provider's timer. */
 static void ack_case(void)
 {
-	DAT_CR_ARRIVAL_EVENT_DATA arr;
 	DAT_PSP_HANDLE psp;
-	DAT_CONN_QUAL qual;
-	DAT_CR_HANDLE cr;
 	struct hx_peer peer;
 	struct hx_msg m;
 	struct side s;
-	DAT_LMR_TRIPLET t;
-	int64_t v;
 
-	hx_spawn(&peer, "sender", sender, NULL);
-	hx_ia_open(&x);
-	side_create(&x, &s);
-	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
-	v = (int64_t)qual;
-	hx_send(&peer, MSG_QUAL, &v, 1, NULL, 0);
-	cr = hx_wait_cr(x.cr, &arr);
-	t = trip(s.lctx, s.buf + DST, 64);
-	HX_OK(dat_ep_post_recv(s.e.ep, 1, &t, cookie(1000), DAT_COMPLETION_DEFAULT_FLAG));
-	HX_OK(dat_cr_accept(cr, s.e.ep, 0, NULL));
-	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_ESTABLISHED, s.e.ep, NULL);
+	target_accept(&peer, "sender", sender, &s, 64, &psp);
 	hx_expect_msg(&peer, MSG_POSTED, &m);
 	wait_dto(s.rcv, 1000);
 	/* no DAT call until the sender's Send completed */
 	hx_expect_msg(&peer, MSG_SENT, &m);
-	HX_OK(dat_ep_disconnect(s.e.ep, DAT_CLOSE_ABRUPT_FLAG));
-	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, s.e.ep, NULL);
-	hx_reap(&peer);
-	side_free(&s);
-	HX_OK(dat_psp_free(psp));
-	hx_ia_close(&x);
+	target_close(&peer, &s, psp);
 }
 
 /* With the progress thread as it comes: spinning DAT_PROGRESS_SPIN_US's
@@ -325,10 +342,7 @@ static void initiator(struct hx_peer *self, void *arg)
  * so that a lost arrival fails the test instead of hanging it. */
 static void placement_case(void)
 {
-	DAT_CR_ARRIVAL_EVENT_DATA arr;
 	DAT_PSP_HANDLE psp;
-	DAT_CONN_QUAL qual;
-	DAT_CR_HANDLE cr;
 	struct hx_peer peer;
 	struct hx_msg m;
 	struct side s;
@@ -338,18 +352,8 @@ static void placement_case(void)
 	uint64_t until;
 	int i;
 
-	hx_spawn(&peer, "initiator", initiator, NULL);
-	hx_ia_open(&x);
-	side_create(&x, &s);
+	target_accept(&peer, "initiator", initiator, &s, 8, &psp);
 	hx_pattern(s.buf + READ_AT, READ_LEN, 77);
-	psp = hx_psp_any(&x, DAT_PSP_CONSUMER_FLAG, &qual);
-	v[0] = (int64_t)qual;
-	hx_send(&peer, MSG_QUAL, v, 1, NULL, 0);
-	cr = hx_wait_cr(x.cr, &arr);
-	t = trip(s.lctx, s.buf + DST, 8);
-	HX_OK(dat_ep_post_recv(s.e.ep, 1, &t, cookie(1000), DAT_COMPLETION_DEFAULT_FLAG));
-	HX_OK(dat_cr_accept(cr, s.e.ep, 0, NULL));
-	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_ESTABLISHED, s.e.ep, NULL);
 	v[0] = (int64_t)(uintptr_t)s.buf;
 	v[1] = (int64_t)s.rctx;
 	hx_send(&peer, MSG_WHERE, v, 2, NULL, 0);
@@ -371,12 +375,7 @@ static void placement_case(void)
 		;
 	HX_CHECK(mark[7] == 0x5a, "the peer's RDMA Write was not placed");
 	hx_expect_msg(&peer, MSG_CHECKED, &m);
-	HX_OK(dat_ep_disconnect(s.e.ep, DAT_CLOSE_ABRUPT_FLAG));
-	hx_expect_event(s.e.conn, DAT_CONNECTION_EVENT_DISCONNECTED, s.e.ep, NULL);
-	hx_reap(&peer);
-	side_free(&s);
-	HX_OK(dat_psp_free(psp));
-	hx_ia_close(&x);
+	target_close(&peer, &s, psp);
 }
 
 START_TEST(placement_after_driving)

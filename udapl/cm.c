@@ -446,7 +446,7 @@ static void run_timers(struct dapl_ia *ia)
 }
 
 /* The transport's drives of what cm_get_event noted (transport.h),
- * without ia->lock; true when they queued connection events. */
+ * without ia->lock: its DAPL_TPD_* bits, 0 for a transport without. */
 static int progress_data(struct dapl_ia *ia, bool will_drain)
 {
 	const struct udapl_transport_ops *ops = ia->ops;

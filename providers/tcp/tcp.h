@@ -34,13 +34,18 @@
  *    dat_evd_wait sleeps on the CQ's epoll fd, which takes the sockets of
  *    its endpoints when the consumer arms it; the core's progress thread
  *    (cm_get_event) drives the endpoints nobody else does, waiting for
- *    their lock.  An endpoint a consumer keeps driving (or busy-polls) is
- *    left out of the progress epoll, so the thread does not wake on every
- *    message; a timer brings it back once nobody drove it for a
- *    TCP_TICK_NS.
+ *    their lock.  An endpoint a consumer keeps driving (or busy-polls)
+ *    stays in the progress epoll edge-triggered ("excluded"), so an
+ *    arrival wakes the thread once, and the core batches the thread
+ *    while such wake-ups find the work done; an arrival nobody read, on
+ *    an endpoint whose CQs nobody polled for TCP_GONE_NS, makes it the
+ *    thread's again (tcp_dev.c, ep_service).  No timer hands it back.
  *  - Acks: a consumer's poll that was not part of a busy loop (none
  *    within TCP_BUSY_NS before it) sends the placement report it leaves
- *    owed at once; a busy poller's rides on its reply or its next poll.
+ *    owed at once; a busy poller's rides on its reply or its next poll,
+ *    and the thread sends any it finds owed; a sender that drives
+ *    TCP_NUDGE_DRIVES times without reading while a report is due sends
+ *    a bare one of its own, which wakes the peer's thread.
  *  - Receive: data goes straight from the socket to its place (the posted
  *    receive, the RDMA Write target, the Read sink), with the trailer and
  *    the next header read behind it into a staging buffer in the same
@@ -102,7 +107,7 @@ extern const struct udapl_transport_ops dapl_tcp_ops;
                                         queue is deep; past it a Terminate */
 #define TCP_DRIVE_FPDUS 4096         /* FPDUs one drive takes before it lets the
                                         lock go (the socket stays readable) */
-#define TCP_TICK_NS 2000000          /* progress thread: how often to look again */
+#define TCP_TICK_NS 2000000          /* the timer: deadlines, paused listeners, owed acks */
 #define TCP_BUSY_DRIVES 8            /* consumer drives between two wakeups: a busy poller */
 #define TCP_BUSY_NS 5000             /* polls of a CQ this close together: a busy loop */
 /* no poll of an endpoint's CQs for this long, and data waited for the
@@ -490,7 +495,7 @@ struct dapl_tdev {
 	unsigned peer_timeout_ms;       /* DAPL_TCP_PEER_TIMEOUT_MS, 0: the kernel's */
 	int epfd;                       /* the progress fd */
 	int notify_fd;                  /* eventfd: an SRQ limit or receive */
-	int timer_fd;                   /* TCP_TICK_NS while endpoints are excluded */
+	int timer_fd;                   /* TCP_TICK_NS: deadlines, paused listeners, owed acks */
 	atomic_bool timer_on;
 	bool no_timer;                  /* DAPL_TCP_NO_TIMER=1 (debug): never started */
 	struct dapl_tlisten *listeners;

@@ -95,6 +95,7 @@ static struct {
 	pthread_t thr;
 	int stop_fd;
 	bool overflow;
+	bool idle;                      /* between passes: harvests nothing */
 	unsigned passes;                /* the pump's wakeups */
 	struct evc evs[MAXEV];
 	int nev;
@@ -122,6 +123,7 @@ static void *pump(void *arg)
 			break;
 		pthread_mutex_lock(&h.lock);
 		h.passes++;
+		h.idle = false;
 		do {
 			while (T->cm_get_event(h.dev, &ev) == 0) {
 				struct evc *c;
@@ -142,6 +144,10 @@ static void *pump(void *arg)
 			again = T->progress_data(h.dev, true) & DAPL_TPD_EVENTS;
 			pthread_mutex_lock(&h.lock);
 		} while (again);
+		/* a holder of h.lock that saw this keeps the pump out of
+		 * the device until it lets go */
+		h.idle = true;
+		pthread_cond_broadcast(&h.cond);
 		pthread_mutex_unlock(&h.lock);
 	}
 	return NULL;
@@ -165,6 +171,7 @@ static void dev_start_at(const char *params, const char *env)
 	ck_assert_msg(ret == 0, "dev_open: %d %s", ret, why);
 	h.nev = 0;
 	h.overflow = false;
+	h.idle = true;
 	h.stop_fd = eventfd(0, EFD_CLOEXEC);
 	ck_assert_int_ge(h.stop_fd, 0);
 	ck_assert_int_eq(pthread_create(&h.thr, NULL, pump, NULL), 0);
@@ -929,14 +936,20 @@ struct bed {
 	struct peer p;
 };
 
-/* The device, a listener and our side; the peer connects later (after
- * what must be posted first). */
-static void bed_up(struct bed *b, uint32_t sdepth, uint32_t rdepth)
+/* The device (env as dev_start's), a listener and our side; the peer
+ * connects later (after what must be posted first). */
+static void bed_up_env(struct bed *b, uint32_t sdepth, uint32_t rdepth,
+		       const char *env)
 {
-	dev_start(NULL);
+	dev_start(env);
 	b->l = do_listen(&b->port);
 	side_make(&b->s, sdepth, rdepth);
 	b->p.fd = -1;
+}
+
+static void bed_up(struct bed *b, uint32_t sdepth, uint32_t rdepth)
+{
+	bed_up_env(b, sdepth, rdepth, NULL);
 }
 
 static void bed_down(struct bed *b)
@@ -2464,6 +2477,112 @@ START_TEST(refused_after_unlisten_while_held)
 }
 END_TEST
 
+/* ---- a reset behind the last data, on an endpoint its consumer drove ------------- */
+
+#define DRIVE_ROUNDS 20000      /* Sends busy-polled, at most, until excluded */
+
+/* Whether the progress thread has left ep to its consumer (tcp_dev.c's
+ * ep_service: "excluded", watched edge-triggered). */
+static bool ep_excluded(struct dapl_tep *ep)
+{
+	bool ex;
+
+	pthread_mutex_lock(&ep->lock);
+	ex = ep->excluded;
+	pthread_mutex_unlock(&ep->lock);
+	return ex;
+}
+
+/* Our socket has taken the peer's reset: everything the peer sent before
+ * it is in our receive queue. */
+static void wait_reset_arrived(int fd)
+{
+	int64_t end = now_ms() + WAIT_MS;
+	struct tcp_info ti;
+	socklen_t len;
+
+	for (;;) {
+		len = sizeof(ti);
+		ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti,
+					    &len), 0);
+		if (ti.tcpi_state == TCP_CLOSE)
+			return;
+		ck_assert_msg(left_ms(end) > 0, "the reset never arrived");
+		sched_yield();
+	}
+}
+
+/* A consumer busy-polls its receive CQ until the progress thread leaves
+ * the endpoint to it, then stops calling.  The peer's last Send and a
+ * reset right behind it both reach our socket before the thread looks:
+ * one edge for the two.  With no timer (DAPL_TCP_NO_TIMER) and no call
+ * of the consumer's, that one wake-up must place the Send and end the
+ * connection (DISCONNECTED); the receive left over is FLUSHED.  Before
+ * f76d900 the thread read the data, took the reset for "nothing unread"
+ * and went back to sleep for good. */
+START_TEST(reset_behind_last_data)
+{
+	struct bed b;
+	struct buf rb;
+	struct dapl_twc wc;
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	uint8_t f[64];
+	uint64_t far;
+	uint32_t msn = 0;
+	int64_t end;
+	int i, n;
+
+	bed_up_env(&b, 4, 4, "DAPL_TCP_NO_TIMER=1");
+	buf_make(&rb, b.s.pd, 64, 61);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, 0);
+	for (i = 0; i < DRIVE_ROUNDS && !ep_excluded(b.s.ep); i++) {
+		post_recv(&b.s, &rb, 0, 16, 0x100);
+		send_all(b.p.fd, f, mk_send(f, ++msn, "ping", 4, 0));
+		end = now_ms() + WAIT_MS;
+		while ((n = T->cq_poll(b.s.rcq, &wc, 1)) == 0)
+			ck_assert_msg(left_ms(end) > 0, "Send %u never came",
+				      msn);
+		ck_assert_int_eq(n, 1);
+		ck_assert_int_eq(wc.status, DAPL_TWC_SUCCESS);
+	}
+	ck_assert_msg(ep_excluded(b.s.ep), "the progress thread kept the "
+		      "endpoint through %d busy-polled Sends", i);
+	post_recv(&b.s, &rb, 16, 16, 0x200);
+	post_recv(&b.s, &rb, 32, 16, 0x300);
+	/* The thread leaves an excluded endpoint to a consumer that polled
+	 * its CQs within TCP_GONE_NS of looking, as one that has just
+	 * stopped has.  This test's own steps take longer than that: say
+	 * the consumer polled now, until long after the test. */
+	far = tcp_now_ns() + 3600ull * 1000000000ull;
+	atomic_store(&b.s.scq->polled_ns, far);
+	atomic_store(&b.s.rcq->polled_ns, far);
+	/* the pump between passes, held there while both arrive */
+	pthread_mutex_lock(&h.lock);
+	end = now_ms() + WAIT_MS;
+	while (!h.idle) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec++;
+		pthread_cond_timedwait(&h.cond, &h.lock, &ts);
+		ck_assert_msg(left_ms(end) > 0, "the pump never went idle");
+	}
+	send_all(b.p.fd, f, mk_send(f, ++msn, "last", 4, 0));
+	ck_assert_int_eq(setsockopt(b.p.fd, SOL_SOCKET, SO_LINGER, &lg,
+				    sizeof(lg)), 0);
+	peer_close(&b.p);
+	wait_reset_arrived(b.s.ep->fd);
+	pthread_mutex_unlock(&h.lock);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	expect_wc(b.s.rcq, 0x200, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 4);
+	ck_assert_int_eq(memcmp(rb.p + 16, "last", 4), 0);
+	expect_wc(b.s.rcq, 0x300, DAPL_TWC_RECV, DAPL_TWC_FLUSHED, 0);
+	expect_cq_empty(b.s.rcq);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- 9. a flood of tiny Sends no receive is posted for --------------------------- */
 
 /* count Sends from MSN first on: even MSNs empty, odd ones one byte (the
@@ -3383,6 +3502,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, peer_terminates_read, 2);
 	ADD_LOOP(tc, fin_while_socket_held, 2);
 	ADD(tc, refused_after_unlisten_while_held);
+	ADD(tc, reset_behind_last_data);
 	ADD(tc, tiny_sends_past_bound);
 	ADD(tc, tiny_sends_held);
 	ADD(tc, tiny_sends_other_connection);

@@ -467,16 +467,21 @@ static int progress_data(struct dapl_ia *ia, bool will_drain)
  * every message; batched, it runs when the consumer yields or at the
  * scheduler's tick, finds the work done, and sleeps.  Left alone when
  * the program runs us under another policy (a real-time one, say). */
-static void progress_batch(struct dapl_ia *ia, bool on)
+struct progress_policy {
+	bool may_batch;                 /* started SCHED_OTHER, and allowed */
+	bool batched;                   /* SCHED_BATCH now */
+};
+
+static void progress_batch(struct progress_policy *pp, bool on)
 {
 	struct sched_param sp = { .sched_priority = 0 };
 
-	if (!ia->progress_may_batch || ia->progress_batched == on)
+	if (!pp->may_batch || pp->batched == on)
 		return;
 	if (sched_setscheduler(0, on ? SCHED_BATCH : SCHED_OTHER, &sp) == 0)
-		ia->progress_batched = on;
+		pp->batched = on;
 	else
-		ia->progress_may_batch = false;
+		pp->may_batch = false;
 }
 
 /* DAT_PROGRESS_SPIN_US (libdat(7)): up to a second, 0 off; anything else
@@ -561,10 +566,11 @@ static void *progress_main(void *arg)
 	uint64_t drain, last_ready = 0;
 	uint64_t posts_changed = 0;
 	bool spin, spin_ok = false, served = false, watched = true;
+	struct progress_policy policy = {
+		.may_batch = sched_getscheduler(0) == SCHED_OTHER,
+	};
 	int pd;
 
-	ia->progress_batched = false;
-	ia->progress_may_batch = sched_getscheduler(0) == SCHED_OTHER;
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
 		if (ia->stopping) {
@@ -584,9 +590,9 @@ static void *progress_main(void *arg)
 		pthread_mutex_unlock(&ia->lock);
 		pd = progress_data(ia, true);
 		if (events || (pd & DAPL_TPD_PLACED))
-			progress_batch(ia, false);
+			progress_batch(&policy, false);
 		else if (pd & DAPL_TPD_IDLE) {
-			progress_batch(ia, true);
+			progress_batch(&policy, true);
 			/* arrivals keep coming: let the consumer they are for
 			 * run before we take the next (a batched thread that
 			 * never sleeps would keep it off its CPU) */

@@ -124,8 +124,6 @@ struct dapl_ia {
 	/* cm.c: the progress thread */
 	pthread_t progress;
 	bool progress_running;
-	/* the progress thread's own (cm.c, progress_batch) */
-	bool progress_may_batch, progress_batched;
 	bool stopping;
 	int wake_fd;                          /* eventfd: wakes the progress thread */
 	int timer_fd;                         /* timerfd: the earliest connect deadline */

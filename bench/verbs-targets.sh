@@ -25,7 +25,8 @@
 # or a connection cycle: those rows have sockets only.
 #
 # dat.conf: DAT_OVERRIDE, else test/check-verbs/dat.conf (what make
-# check-verbs writes for the guest), else the build tree's.  Environment:
+# check-verbs writes for the guest), else one line of its own for BENCH_IA
+# at the device's address.  Environment:
 # BENCH_REPS (dat_bench -r, default 3), BENCH_N (dat_bench -n, default
 # 2000: the round patterns run at least 10,000 rounds or 1 s, the window
 # 20·n Sends, the cycle n/4 connections), BENCH_ITERS (perftest -n, 5000),
@@ -54,13 +55,20 @@ reps=${BENCH_REPS:-3}
 n=${BENCH_N:-2000}
 iters=${BENCH_ITERS:-5000}
 limit=${BENCH_TIMEOUT:-420}
-if [ -z "${DAT_OVERRIDE:-}" ]; then
-	DAT_OVERRIDE=$(pwd)/dat.conf
-	[ -f test/check-verbs/dat.conf ] && DAT_OVERRIDE=$(pwd)/test/check-verbs/dat.conf
-fi
-export DAT_OVERRIDE
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtg.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+if [ -z "${DAT_OVERRIDE:-}" ]; then
+	if [ -f test/check-verbs/dat.conf ]; then
+		DAT_OVERRIDE=$(pwd)/test/check-verbs/dat.conf
+	else
+		# no make check-verbs ran here: the build tree's dat.conf
+		# names OpenFabrics' devices (ib0), so the IA goes at the
+		# device's address
+		DAT_OVERRIDE=$tmp/dat.conf
+		echo "$ia u1.2 nonthreadsafe default $(pwd)/providers/verbs/.libs/libdaplverbs.so.1 dapl.1.2 \"$ip 0\" \"\"" > "$DAT_OVERRIDE"
+	fi
+fi
+export DAT_OVERRIDE
 start=$(date +%s)
 
 [ -x ./bench/dat_bench ] || { echo "verbs-targets: run from the top build directory"; exit 1; }

@@ -457,31 +457,90 @@ static int progress_data(struct dapl_ia *ia, bool will_drain)
 	return 0;
 }
 
-/* The progress thread's wake-ups yield to the program's threads
- * (SCHED_BATCH: a woken thread does not preempt the one running) while
- * what wakes it keeps turning out done by a consumer that drives those
- * endpoints itself (DAPL_TPD_IDLE), and preempt again from the first
- * pass that placed something nobody else would have, or brought a
- * connection event.  Woken once per arrival on endpoints a consumer
- * busy-polls, the thread would otherwise take that consumer's CPU on
- * every message; batched, it runs when the consumer yields or at the
- * scheduler's tick, finds the work done, and sleeps.  Left alone when
- * the program runs us under another policy (a real-time one, say). */
+/* The progress thread's scheduling.
+ *
+ * Awake, it runs SCHED_FIFO (priority DAT_PROGRESS_RT, 1 by default) where
+ * the system allows it (root, CAP_SYS_NICE or RLIMIT_RTPRIO), else
+ * SCHED_OTHER.  Data for a program that spins on memory, on a CPU it has
+ * to itself, can only be placed by preempting that program, and a woken
+ * SCHED_OTHER thread often is not let in before the scheduler's tick
+ * (Linux's EEVDF runs the current task to parity): 1 to 3 rounds in 100
+ * of a polled ring took over a millisecond so (bench/README.md,
+ * "Millisecond steps").  SCHED_FIFO goes in at once.
+ *
+ * It yields to the program's threads (SCHED_BATCH: a woken thread does
+ * not preempt the one running) while what wakes it keeps turning out done
+ * by a consumer that drives those endpoints itself (DAPL_TPD_IDLE), and
+ * is awake again from the first pass that placed something nobody else
+ * would have, or brought a connection event.  Woken once per arrival on
+ * endpoints a consumer busy-polls, the thread would otherwise take that
+ * consumer's CPU on every message; batched, it runs when the consumer
+ * yields or at the scheduler's tick, finds the work done, and sleeps.
+ *
+ * A realtime thread must not keep a CPU from the program: awake for
+ * RT_BUDGET_NS without sleeping (a peer that floods, a stream it places),
+ * it goes SCHED_OTHER until it next sleeps.  The policy is left alone
+ * when the program runs us under another (a realtime one, say). */
+#define RT_BUDGET_NS 2000000u
+/* an epoll_wait() that kept the thread this long slept in it */
+#define SLEPT_NS 20000u
+
 struct progress_policy {
-	bool may_batch;                 /* started SCHED_OTHER, and allowed */
-	bool batched;                   /* SCHED_BATCH now */
+	bool ours;                      /* started SCHED_OTHER: ours to set */
+	int rt_prio;                    /* SCHED_FIFO's priority awake; 0 none */
+	int now;                        /* the policy set */
+	uint64_t awake_since;           /* the end of the last sleep */
 };
 
-static void progress_batch(struct progress_policy *pp, bool on)
+static void policy_set(struct progress_policy *pp, int policy)
 {
 	struct sched_param sp = { .sched_priority = 0 };
 
-	if (!pp->may_batch || pp->batched == on)
+	if (!pp->ours || pp->now == policy)
 		return;
-	if (sched_setscheduler(0, on ? SCHED_BATCH : SCHED_OTHER, &sp) == 0)
-		pp->batched = on;
+	if (policy == SCHED_FIFO)
+		sp.sched_priority = pp->rt_prio;
+	if (sched_setscheduler(0, policy, &sp) == 0) {
+		pp->now = policy;
+	} else if (policy == SCHED_FIFO) {
+		pp->rt_prio = 0;        /* not allowed here: awake is OTHER */
+		policy_set(pp, SCHED_OTHER);
+	} else {
+		pp->ours = false;
+	}
+}
+
+/* As progress_start made the thread: SCHED_FIFO when ia->rt_prio, else
+ * its creator's policy, ours to change only if that was SCHED_OTHER. */
+static void policy_init(struct progress_policy *pp, const struct dapl_ia *ia)
+{
+	pp->ours = ia->sched_ours;
+	pp->rt_prio = ia->rt_prio;
+	pp->now = ia->rt_prio ? SCHED_FIFO : SCHED_OTHER;
+	pp->awake_since = dapl_now_ns();
+}
+
+/* After a pass that found work, or found it done by others (idle):
+ * batched while idle; awake otherwise, realtime while it has been awake
+ * for less than the budget (a pass that found nothing changes nothing). */
+static void policy_after_pass(struct progress_policy *pp, bool idle)
+{
+	if (idle)
+		policy_set(pp, SCHED_BATCH);
+	else if (pp->rt_prio &&
+		 dapl_now_ns() - pp->awake_since < RT_BUDGET_NS)
+		policy_set(pp, SCHED_FIFO);
 	else
-		pp->may_batch = false;
+		policy_set(pp, SCHED_OTHER);
+}
+
+/* DAT_PROGRESS_RT (libdat(7)): the thread's SCHED_FIFO priority awake,
+ * 1 to 99; 0 never realtime. */
+#define RT_DEFAULT_PRIO 1
+
+static int rt_prio_from_env(void)
+{
+	return (int)dapl_env_number("DAT_PROGRESS_RT", RT_DEFAULT_PRIO, 0, 99);
 }
 
 /* DAT_PROGRESS_SPIN_US (libdat(7)): up to a second, 0 off; anything else
@@ -566,11 +625,10 @@ static void *progress_main(void *arg)
 	uint64_t drain, last_ready = 0;
 	uint64_t posts_changed = 0;
 	bool spin, spin_ok = false, served = false, watched = true;
-	struct progress_policy policy = {
-		.may_batch = sched_getscheduler(0) == SCHED_OTHER,
-	};
+	struct progress_policy policy;
 	int pd;
 
+	policy_init(&policy, ia);
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
 		if (ia->stopping) {
@@ -590,9 +648,9 @@ static void *progress_main(void *arg)
 		pthread_mutex_unlock(&ia->lock);
 		pd = progress_data(ia, true);
 		if (events || (pd & DAPL_TPD_PLACED))
-			progress_batch(&policy, false);
+			policy_after_pass(&policy, false);
 		else if (pd & DAPL_TPD_IDLE) {
-			progress_batch(&policy, true);
+			policy_after_pass(&policy, true);
 			/* arrivals keep coming: let the consumer they are for
 			 * run before we take the next (a batched thread that
 			 * never sleeps would keep it off its CPU) */
@@ -609,8 +667,17 @@ static void *progress_main(void *arg)
 
 		/* nor after connection events: their consumer has work too */
 		spin = spin_ok && !events && dapl_now_ns() - last_ready < ia->spin_ns;
-		ready = epoll_wait(ia->prog_epfd, evs, CM_MAX_FDS + 2,
-				   spin ? 0 : watched ? -1 : 1);
+		if (spin) {
+			ready = epoll_wait(ia->prog_epfd, evs, CM_MAX_FDS + 2, 0);
+		} else {
+			uint64_t t0 = dapl_now_ns(), t1;
+
+			ready = epoll_wait(ia->prog_epfd, evs, CM_MAX_FDS + 2,
+					   watched ? -1 : 1);
+			t1 = dapl_now_ns();
+			if (t1 - t0 >= SLEPT_NS)
+				policy.awake_since = t1;
+		}
 		if (ready > 0 && ia->spin_ns) {
 			uint64_t now = dapl_now_ns();
 
@@ -634,6 +701,32 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+/* Starts the progress thread, realtime from its first instruction where
+ * the system allows it (a thread created so, rather than one that
+ * switches, runs nothing under another policy), else as its creator.
+ * ia->rt_prio stays what the thread got: 0 when it is not realtime. */
+static int progress_start(struct dapl_ia *ia)
+{
+	struct sched_param sp = { .sched_priority = ia->rt_prio };
+	pthread_attr_t a;
+	int err = -1;
+
+	ia->sched_ours = sched_getscheduler(0) == SCHED_OTHER;
+	if (ia->sched_ours && ia->rt_prio && pthread_attr_init(&a) == 0) {
+		if (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) == 0 &&
+		    pthread_attr_setschedpolicy(&a, SCHED_FIFO) == 0 &&
+		    pthread_attr_setschedparam(&a, &sp) == 0)
+			err = pthread_create(&ia->progress, &a, progress_main, ia);
+		pthread_attr_destroy(&a);
+		if (err == 0)
+			return 0;
+	}
+	/* not allowed here (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0, or a
+	 * cgroup without realtime time), or not wanted */
+	ia->rt_prio = 0;
+	return pthread_create(&ia->progress, NULL, progress_main, ia);
+}
+
 int dapl_cm_start(struct dapl_ia *ia)
 {
 	int err;
@@ -644,6 +737,7 @@ int dapl_cm_start(struct dapl_ia *ia)
 	ia->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	ia->timer_ns = 0;
 	ia->spin_ns = spin_ns_from_env();
+	ia->rt_prio = rt_prio_from_env();
 	ia->prog_nfds = 0;
 	ia->prog_watch_ok = false;
 	ia->pump_waiters = 0;
@@ -661,7 +755,7 @@ int dapl_cm_start(struct dapl_ia *ia)
 			err = errno;
 	}
 	if (!err)
-		err = pthread_create(&ia->progress, NULL, progress_main, ia);
+		err = progress_start(ia);
 	if (err) {
 		close(ia->wake_fd);
 		if (ia->timer_fd >= 0)

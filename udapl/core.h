@@ -129,6 +129,9 @@ struct dapl_ia {
 	int timer_fd;                         /* timerfd: the earliest connect deadline */
 	uint64_t timer_ns;                    /* when it goes off, 0 never set (lock) */
 	uint64_t spin_ns;                     /* DAT_PROGRESS_SPIN_US, in ns; 0: none */
+	int rt_prio;                          /* DAT_PROGRESS_RT: the thread's SCHED_FIFO
+					       * priority awake; 0 never (cm.c) */
+	bool sched_ours;                      /* its creator ran SCHED_OTHER: ours to set */
 	atomic_bool posted;                   /* a DTO since the thread last looked (dto.c, the spin) */
 	int prog_epfd;                        /* what the thread sleeps on: wake_fd, timer_fd, */
 	int prog_fds[DAPL_CM_MAX_FDS];        /* ... and these transport fds (lock) */

@@ -15,7 +15,11 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,6 +454,106 @@ START_TEST(ofi_threads_are_named)
 }
 END_TEST
 
+/* The thread id of the one thread of ours named name, or -1. */
+static pid_t thread_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = -1;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		if (strcmp(comm, name) == 0)
+			tid = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return tid;
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* Whether this process may start a SCHED_FIFO thread (root,
+ * CAP_SYS_NICE or RLIMIT_RTPRIO; a cgroup may still refuse). */
+static bool fifo_allowed(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_attr_t a;
+	pthread_t t;
+	int err;
+
+	ck_assert_int_eq(pthread_attr_init(&a), 0);
+	ck_assert_int_eq(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED), 0);
+	ck_assert_int_eq(pthread_attr_setschedpolicy(&a, SCHED_FIFO), 0);
+	ck_assert_int_eq(pthread_attr_setschedparam(&a, &sp), 0);
+	err = pthread_create(&t, &a, nothing, NULL);
+	pthread_attr_destroy(&a);
+	if (err == 0)
+		pthread_join(t, NULL);
+	else
+		ck_assert_int_eq(err, EPERM);
+	return err == 0;
+}
+
+/* The policy of the IA's progress thread, just opened with
+ * DAT_PROGRESS_RT=rt (NULL: unset), and its priority. */
+static int progress_policy_with(const char *rt, int *prio)
+{
+	struct sched_param sp;
+	pid_t tid;
+	int policy;
+
+	if (rt)
+		ck_assert_int_eq(setenv("DAT_PROGRESS_RT", rt, 1), 0);
+	else
+		ck_assert_int_eq(unsetenv("DAT_PROGRESS_RT"), 0);
+	hx_ia_open(&x);
+	tid = thread_named("dat-progress");
+	ck_assert_int_gt(tid, 0);
+	policy = sched_getscheduler(tid);
+	ck_assert_int_ge(policy, 0);
+	ck_assert_int_eq(sched_getparam(tid, &sp), 0);
+	*prio = sp.sched_priority;
+	hx_ia_close(&x);
+	return policy;
+}
+
+/* Where the system allows it, the progress thread runs SCHED_FIFO from
+ * its start (priority 1, or DAT_PROGRESS_RT's): woken SCHED_OTHER, it may
+ * wait for the scheduler's tick before it preempts a program spinning on
+ * memory (libdat(7), DAT_PROGRESS_RT).  Where it does not, and with
+ * DAT_PROGRESS_RT=0, the thread runs as its creator, SCHED_OTHER. */
+START_TEST(progress_thread_realtime)
+{
+	bool allowed = fifo_allowed();
+	int prio;
+
+	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
+	ck_assert_int_eq(progress_policy_with(NULL, &prio),
+			 allowed ? SCHED_FIFO : SCHED_OTHER);
+	ck_assert_int_eq(prio, allowed ? 1 : 0);
+	ck_assert_int_eq(progress_policy_with("7", &prio),
+			 allowed ? SCHED_FIFO : SCHED_OTHER);
+	ck_assert_int_eq(prio, allowed ? 7 : 0);
+	ck_assert_int_eq(progress_policy_with("0", &prio), SCHED_OTHER);
+	ck_assert_int_eq(prio, 0);
+}
+END_TEST
+
 /* A setting that is not a number of microseconds is refused with a line
  * naming it, and the IA opens and runs as without it. */
 START_TEST(spin_setting_not_a_number)
@@ -504,6 +608,7 @@ int main(void)
 	tcase_add_test(tc, placement_after_driving);
 	tcase_add_test(tc, placement_after_driving_not_spinning);
 	tcase_add_test(tc, progress_thread_is_named);
+	tcase_add_test(tc, progress_thread_realtime);
 	tcase_add_test(tc, ofi_threads_are_named);
 	tcase_add_test(tc, spin_setting_not_a_number);
 	suite_add_tcase(s, tc);

@@ -445,22 +445,26 @@ static void run_timers(struct dapl_ia *ia)
 	arm_timer(ia, next, now);
 }
 
+static bool has_progress_data(const struct udapl_transport_ops *ops)
+{
+	return ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
+			    sizeof(ops->progress_data) && ops->progress_data;
+}
+
 /* The transport's drives of what cm_get_event noted (transport.h),
  * without ia->lock: its DAPL_TPD_* bits, 0 for a transport without. */
 static int progress_data(struct dapl_ia *ia, bool will_drain)
 {
-	const struct udapl_transport_ops *ops = ia->ops;
-
-	if (ops->size >= offsetof(struct udapl_transport_ops, progress_data) +
-			 sizeof(ops->progress_data) && ops->progress_data)
-		return ops->progress_data(ia->dev, will_drain);
+	if (has_progress_data(ia->ops))
+		return ia->ops->progress_data(ia->dev, will_drain);
 	return 0;
 }
 
 /* The progress thread's scheduling.
  *
  * Awake, it runs SCHED_FIFO (priority DAT_PROGRESS_RT, 1 by default) where
- * the system allows it (root, CAP_SYS_NICE or RLIMIT_RTPRIO), else
+ * the system allows it (root, CAP_SYS_NICE or RLIMIT_RTPRIO) and the
+ * transport reports what its passes found (progress_data: tcp), else
  * SCHED_OTHER.  Data for a program that spins on memory, on a CPU it has
  * to itself, can only be placed by preempting that program, and a woken
  * SCHED_OTHER thread often is not let in before the scheduler's tick
@@ -712,6 +716,12 @@ static int progress_start(struct dapl_ia *ia)
 	int err = -1;
 
 	ia->sched_ours = sched_getscheduler(0) == SCHED_OTHER;
+	/* only where the transport tells its own work from a consumer's
+	 * (DAPL_TPD_IDLE, DAPL_TPD_PLACED): a realtime thread that cannot
+	 * would take every CQ from its busy poller (ofi-tcp's window of 64
+	 * Sends ran at less than half its rate so) */
+	if (!has_progress_data(ia->ops))
+		ia->rt_prio = 0;
 	if (ia->sched_ours && ia->rt_prio && pthread_attr_init(&a) == 0) {
 		if (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) == 0 &&
 		    pthread_attr_setschedpolicy(&a, SCHED_FIFO) == 0 &&

@@ -387,7 +387,10 @@ struct udapl_transport_ops {
 	 * connection or CR EVD that runs that pass itself.  will_drain: the
 	 * caller calls cm_get_event until -EAGAIN again whenever the result
 	 * has DAPL_TPD_EVENTS, so connection events its drives queue need
-	 * not wake anybody.  Returns DAPL_TPD_* bits. */
+	 * not wake anybody.  Returns DAPL_TPD_* bits.  With it, the core's
+	 * thread runs SCHED_FIFO while awake where allowed (DAT_PROGRESS_RT,
+	 * cm.c): only a transport that says when a busy poller did its work
+	 * (DAPL_TPD_IDLE) can have a thread that preempts at every wake-up. */
 	int (*progress_data)(struct dapl_tdev *dev, bool will_drain);
 };
 

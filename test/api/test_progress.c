@@ -396,14 +396,16 @@ START_TEST(placement_after_driving_not_spinning)
 }
 END_TEST
 
-/* The IA's progress thread is named, so that ps, top and perf tell it
- * from the program's threads (dapl_tcp(7), "Progress"). */
-static int threads_named(const char *name)
+/* How many threads of ours are named name; *tid (when not NULL) one of
+ * them, -1 if none. */
+static int threads_named_tid(const char *name, pid_t *tid)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	int n = 0;
 
+	if (tid)
+		*tid = -1;
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d))) {
 		char path[300], comm[64] = "";
@@ -418,10 +420,21 @@ static int threads_named(const char *name)
 		if (fgets(comm, sizeof(comm), f))
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
-		n += strcmp(comm, name) == 0;
+		if (strcmp(comm, name) == 0) {
+			n++;
+			if (tid)
+				*tid = (pid_t)atoi(e->d_name);
+		}
 	}
 	closedir(d);
 	return n;
+}
+
+/* The IA's progress thread is named, so that ps, top and perf tell it
+ * from the program's threads (dapl_tcp(7), "Progress"). */
+static int threads_named(const char *name)
+{
+	return threads_named_tid(name, NULL);
 }
 
 START_TEST(progress_thread_is_named)
@@ -453,34 +466,6 @@ START_TEST(ofi_threads_are_named)
 	ck_assert_int_eq(threads_named("dat-ofi-watch"), 0);
 }
 END_TEST
-
-/* The thread id of the one thread of ours named name, or -1. */
-static pid_t thread_named(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	pid_t tid = -1;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-		if (strcmp(comm, name) == 0)
-			tid = (pid_t)atoi(e->d_name);
-	}
-	closedir(d);
-	return tid;
-}
 
 static void *nothing(void *arg)
 {
@@ -524,7 +509,7 @@ static int progress_policy_with(const char *rt, int *prio, bool *tcp)
 	else
 		ck_assert_int_eq(unsetenv("DAT_PROGRESS_RT"), 0);
 	hx_ia_open(&x);
-	tid = thread_named("dat-progress");
+	ck_assert_int_eq(threads_named_tid("dat-progress", &tid), 1);
 	ck_assert_int_gt(tid, 0);
 	policy = sched_getscheduler(tid);
 	ck_assert_int_ge(policy, 0);

@@ -464,8 +464,8 @@ static int progress_data(struct dapl_ia *ia, bool will_drain)
  *
  * Awake, it runs SCHED_FIFO (priority DAT_PROGRESS_RT, 1 by default) where
  * the system allows it (root, CAP_SYS_NICE or RLIMIT_RTPRIO) and the
- * transport reports what its passes found (progress_data: tcp), else
- * SCHED_OTHER.  Data for a program that spins on memory, on a CPU it has
+ * transport reports what its passes found (progress_data: tcp, ofi),
+ * else SCHED_OTHER.  Data for a program that spins on memory, on a CPU it has
  * to itself, can only be placed by preempting that program, and a woken
  * SCHED_OTHER thread often is not let in before the scheduler's tick
  * (Linux's EEVDF runs the current task to parity): 1 to 3 rounds in 100
@@ -719,7 +719,7 @@ static int progress_start(struct dapl_ia *ia)
 	/* only where the transport tells its own work from a consumer's
 	 * (DAPL_TPD_IDLE, DAPL_TPD_PLACED): a realtime thread that cannot
 	 * would take every CQ from its busy poller (ofi-tcp's window of 64
-	 * Sends ran at less than half its rate so) */
+	 * Sends ran at less than half its rate so, before ofi said) */
 	if (!has_progress_data(ia->ops))
 		ia->rt_prio = 0;
 	if (ia->sched_ours && ia->rt_prio && pthread_attr_init(&a) == 0) {

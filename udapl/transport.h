@@ -381,7 +381,8 @@ struct udapl_transport_ops {
 	/* Optional.  A transport whose cm_get_event only notes the endpoints
 	 * whose data wants driving (tcp: the sockets that fired) drives them
 	 * here, so that the IA lock is not held while an endpoint's data is
-	 * read and placed, nor while its lock is waited for.  The core calls
+	 * read and placed, nor while its lock is waited for; one that moves
+	 * data in cm_get_event (ofi) says here what that found.  The core calls
 	 * it without the IA lock, right after it called cm_get_event until
 	 * -EAGAIN: the progress thread, and a consumer waiting on a
 	 * connection or CR EVD that runs that pass itself.  will_drain: the

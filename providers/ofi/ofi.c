@@ -45,4 +45,5 @@ const struct udapl_transport_ops dapl_ofi_ops = {
 	.srq_post_recv = ofi_srq_post_recv,
 	.cq_wait_more_fds = ofi_cq_wait_more_fds,
 	.cq_disarm = ofi_cq_disarm,
+	.progress_data = ofi_progress_data,
 };

@@ -170,6 +170,7 @@ struct dapl_tcq {
 	bool driven, fds_on;
 	int eps;
 	bool fired;                     /* its fds fired (dev->lock, ofi_event.c) */
+	uint64_t polled_ns;             /* a consumer's last cq_poll (cq->lock) */
 	struct ofi_cqlink *links;
 	int nlinks, links_cap;
 };
@@ -341,6 +342,8 @@ struct dapl_tdev {
 	 * just before, so the next call (the core's, straight after) starts
 	 * with the events instead of reading every CQ again */
 	bool handed_out;
+	int tpd;                        /* DAPL_TPD_* its pumps found since
+					 * progress_data asked (dev->lock) */
 	bool domain_taken;              /* a PD uses dev->domain (dev->lock) */
 	bool own_keys;                  /* registrations get keys we pick */
 
@@ -525,6 +528,13 @@ void ofi_dev_notify(struct dapl_tdev *dev);
 /* ---- ofi_event.c ----------------------------------------------------------------- */
 
 int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
+/* What the pumps since the last call found (DAPL_TPD_IDLE: only CQs a
+ * consumer polls; DAPL_TPD_PLACED: one nobody polls), for the core's
+ * choice of the progress thread's policy (transport.h). */
+int ofi_progress_data(struct dapl_tdev *dev, bool will_drain);
+/* A consumer that polled a CQ within this long is still polling it. */
+#define OFI_ACTIVE_NS 200000u
+uint64_t ofi_now_ns(void);
 
 /* A libfabric return (negative FI_E*) as 0 or a negative errno. */
 int ofi_err(ssize_t ret);

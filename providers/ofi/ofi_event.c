@@ -26,13 +26,19 @@
 
 #define OFI_MAX_ROUNDS 64
 
-static void pump_cq(struct dapl_tcq *cq)
+/* Reads cq; whether a consumer polls it or waits on it (then what was
+ * read would have been read anyway). */
+static bool pump_cq(struct dapl_tcq *cq)
 {
+	bool polled;
+
 	pthread_mutex_lock(&cq->lock);
+	polled = cq->armed || ofi_now_ns() - cq->polled_ns < OFI_ACTIVE_NS;
 	ofi_cq_drain(cq);
 	ofi_cq_sweep(cq);
 	ofi_cq_kick(cq);
 	pthread_mutex_unlock(&cq->lock);
+	return polled;
 }
 
 /* Every CQ, even one a consumer drives: tcp 1.17 moves data and RMA
@@ -74,10 +80,13 @@ static void pump_fired_cqs(struct dapl_tdev *dev, bool tick)
 					cq->fired = true;
 		}
 	}
+	/* what woke us: a consumer's CQ (it moves that data itself), or
+	 * one nobody polls (the thread was needed: ofi_progress_data) */
 	for (j = 0; j < dev->ncqs; j++) {
 		if (dev->cqs[j]->fired) {
 			dev->cqs[j]->fired = false;
-			pump_cq(dev->cqs[j]);
+			dev->tpd |= pump_cq(dev->cqs[j]) ? DAPL_TPD_IDLE :
+							   DAPL_TPD_PLACED;
 		}
 	}
 }
@@ -247,6 +256,18 @@ static int read_eq(struct dapl_tdev *dev, struct dapl_tcm_event *ev)
 	if (n < 0)
 		return ofi_err(n) ? ofi_err(n) : -EIO;
 	return on_event(dev, event, (size_t)n, ev);
+}
+
+int ofi_progress_data(struct dapl_tdev *dev, bool will_drain)
+{
+	int found;
+
+	(void)will_drain;       /* its pumps run in cm_get_event */
+	pthread_mutex_lock(&dev->lock);
+	found = dev->tpd;
+	dev->tpd = 0;
+	pthread_mutex_unlock(&dev->lock);
+	return found & DAPL_TPD_PLACED ? DAPL_TPD_PLACED : found;
 }
 
 int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)

@@ -43,14 +43,6 @@
 #include "env.h"
 #include "ofi.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the watchdog ---------------------------------------------------------------- */
 
 static bool port_listed(const struct dapl_tdev *dev, uint16_t port)
@@ -139,7 +131,7 @@ static void watch_check(struct dapl_tdev *dev, bool force)
 
 	if (!dev->lin_call)
 		return;
-	spent = now_ns() - dev->lcall_ns;
+	spent = ofi_now_ns() - dev->lcall_ns;
 	if (!force && spent < dev->handshake_ns) {
 		watch_arm(dev, dev->handshake_ns - spent);
 		return;
@@ -184,7 +176,7 @@ static void call_begin(struct dapl_tdev *dev)
 {
 	pthread_mutex_lock(&dev->watch_lock);
 	dev->lin_call = true;
-	dev->lcall_ns = now_ns();
+	dev->lcall_ns = ofi_now_ns();
 	watch_arm(dev, dev->handshake_ns);
 	pthread_mutex_unlock(&dev->watch_lock);
 }

@@ -496,8 +496,9 @@ static bool fifo_allowed(void)
 
 /* The policy of the IA's progress thread, just opened with
  * DAT_PROGRESS_RT=rt (NULL: unset), its priority, and whether the IA's
- * provider is libdat's tcp. */
-static int progress_policy_with(const char *rt, int *prio, bool *tcp)
+ * provider reports what its thread's passes found (libdat's tcp and ofi;
+ * not verbs). */
+static int progress_policy_with(const char *rt, int *prio, bool *reports)
 {
 	DAT_PROVIDER_ATTR pa;
 	struct sched_param sp;
@@ -517,32 +518,34 @@ static int progress_policy_with(const char *rt, int *prio, bool *tcp)
 	*prio = sp.sched_priority;
 	memset(&pa, 0, sizeof(pa));
 	HX_OK(dat_ia_query(x.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, &pa));
-	*tcp = strcmp(pa.provider_name, "libdat tcp") == 0;
+	*reports = strcmp(pa.provider_name, "libdat tcp") == 0 ||
+		   strcmp(pa.provider_name, "libdat ofi") == 0;
 	hx_ia_close(&x);
 	return policy;
 }
 
-/* Where the system allows it, the progress thread of a tcp IA runs
- * SCHED_FIFO from its start (priority 1, or DAT_PROGRESS_RT's): woken
- * SCHED_OTHER, it may wait for the scheduler's tick before it preempts a
- * program spinning on memory (libdat(7), DAT_PROGRESS_RT).  Where it
- * does not, with DAT_PROGRESS_RT=0, and on the providers whose passes do
- * not say when a busy poller did their work (ofi, verbs), the thread runs
- * as its creator, SCHED_OTHER. */
+/* Where the system allows it, the progress thread runs SCHED_FIFO from
+ * its start (priority 1, or DAT_PROGRESS_RT's): woken SCHED_OTHER, it
+ * may wait for the scheduler's tick before it preempts a program
+ * spinning on memory (libdat(7), DAT_PROGRESS_RT).  Where it does not,
+ * with DAT_PROGRESS_RT=0, and on a provider whose passes do not say when
+ * a busy poller did their work (verbs), the thread runs as its creator,
+ * SCHED_OTHER. */
 START_TEST(progress_thread_realtime)
 {
-	bool allowed = fifo_allowed(), tcp;
+	bool allowed = fifo_allowed(), reports;
 	int prio, policy;
 
 	ck_assert_int_eq(sched_getscheduler(0), SCHED_OTHER);
-	policy = progress_policy_with(NULL, &prio, &tcp);
-	allowed = allowed && tcp;
+	policy = progress_policy_with(NULL, &prio, &reports);
+	allowed = allowed && reports;
 	ck_assert_int_eq(policy, allowed ? SCHED_FIFO : SCHED_OTHER);
 	ck_assert_int_eq(prio, allowed ? 1 : 0);
-	ck_assert_int_eq(progress_policy_with("7", &prio, &tcp),
+	ck_assert_int_eq(progress_policy_with("7", &prio, &reports),
 			 allowed ? SCHED_FIFO : SCHED_OTHER);
 	ck_assert_int_eq(prio, allowed ? 7 : 0);
-	ck_assert_int_eq(progress_policy_with("0", &prio, &tcp), SCHED_OTHER);
+	ck_assert_int_eq(progress_policy_with("0", &prio, &reports),
+			 SCHED_OTHER);
 	ck_assert_int_eq(prio, 0);
 }
 END_TEST

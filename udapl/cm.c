@@ -514,11 +514,12 @@ static void policy_set(struct progress_policy *pp, int policy)
 	}
 }
 
-/* As progress_start made the thread: SCHED_FIFO when ia->rt_prio, else
- * its creator's policy, ours to change only if that was SCHED_OTHER. */
+/* As progress_start made the thread: SCHED_FIFO when ia->rt_prio (its
+ * creator ran SCHED_OTHER then), else its creator's policy, ours to
+ * change only if that is SCHED_OTHER. */
 static void policy_init(struct progress_policy *pp, const struct dapl_ia *ia)
 {
-	pp->ours = ia->sched_ours;
+	pp->ours = ia->rt_prio || sched_getscheduler(0) == SCHED_OTHER;
 	pp->rt_prio = ia->rt_prio;
 	pp->now = ia->rt_prio ? SCHED_FIFO : SCHED_OTHER;
 	pp->awake_since = dapl_now_ns();
@@ -715,14 +716,15 @@ static int progress_start(struct dapl_ia *ia)
 	pthread_attr_t a;
 	int err = -1;
 
-	ia->sched_ours = sched_getscheduler(0) == SCHED_OTHER;
 	/* only where the transport tells its own work from a consumer's
 	 * (DAPL_TPD_IDLE, DAPL_TPD_PLACED): a realtime thread that cannot
 	 * would take every CQ from its busy poller (ofi-tcp's window of 64
 	 * Sends ran at less than half its rate so, before ofi said) */
 	if (!has_progress_data(ia->ops))
 		ia->rt_prio = 0;
-	if (ia->sched_ours && ia->rt_prio && pthread_attr_init(&a) == 0) {
+	if (sched_getscheduler(0) != SCHED_OTHER)
+		ia->rt_prio = 0;        /* the program's policy stays */
+	if (ia->rt_prio && pthread_attr_init(&a) == 0) {
 		if (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) == 0 &&
 		    pthread_attr_setschedpolicy(&a, SCHED_FIFO) == 0 &&
 		    pthread_attr_setschedparam(&a, &sp) == 0)

@@ -131,7 +131,6 @@ struct dapl_ia {
 	uint64_t spin_ns;                     /* DAT_PROGRESS_SPIN_US, in ns; 0: none */
 	int rt_prio;                          /* DAT_PROGRESS_RT: the thread's SCHED_FIFO
 					       * priority awake; 0 never (cm.c) */
-	bool sched_ours;                      /* its creator ran SCHED_OTHER: ours to set */
 	atomic_bool posted;                   /* a DTO since the thread last looked (dto.c, the spin) */
 	int prog_epfd;                        /* what the thread sleeps on: wake_fd, timer_fd, */
 	int prog_fds[DAPL_CM_MAX_FDS];        /* ... and these transport fds (lock) */
@@ -521,9 +520,6 @@ DAT_RETURN dapl_cm_disconnect(struct dapl_ep *ep, DAT_CLOSE_FLAGS flags);
 
 /* A negative errno from a transport as a DAT return code. */
 DAT_RETURN dapl_errno_to_dat(int err);
-
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t dapl_now_ns(void);
 
 /* One line to stderr/syslog, gated like libdat's own messages
  * (DAT_DBG_TYPE, DAT_DBG_DEST); prefixed "libdat: ". */

@@ -406,6 +406,9 @@ struct udapl_transport_ops {
  * memory, or sleeps elsewhere): wake-ups are wanted promptly again. */
 #define DAPL_TPD_PLACED 4
 
+/* For transports too (util.c): CLOCK_MONOTONIC now, in ns. */
+uint64_t dapl_now_ns(void);
+
 /* For transports too (util.c): one line, like libdat's own messages,
  * only when DAT_DBG_TYPE has bit (not set by default).  DAPL_DBG_CM:
  * why a connection attempt or a connection ended, in the transport's own

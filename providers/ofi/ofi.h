@@ -534,7 +534,6 @@ int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 int ofi_progress_data(struct dapl_tdev *dev, bool will_drain);
 /* A consumer that polled a CQ within this long is still polling it. */
 #define OFI_ACTIVE_NS 200000u
-uint64_t ofi_now_ns(void);
 
 /* A libfabric return (negative FI_E*) as 0 or a negative errno. */
 int ofi_err(ssize_t ret);

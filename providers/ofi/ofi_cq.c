@@ -584,7 +584,7 @@ int ofi_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 	if (max <= 0)
 		return max < 0 ? -EINVAL : 0;
 	pthread_mutex_lock(&cq->lock);
-	cq->polled_ns = ofi_now_ns();
+	cq->polled_ns = dapl_now_ns();
 	for (;;) {
 		while (n < max && cq->ready_head) {
 			struct ofi_slot *s = cq->ready_head;

@@ -431,14 +431,6 @@ void ofi_dev_close(struct dapl_tdev *dev)
 	free(dev);
 }
 
-uint64_t ofi_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int ofi_progress_fds(struct dapl_tdev *dev, int *fds, int max)
 {
 	int i;

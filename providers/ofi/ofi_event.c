@@ -33,7 +33,7 @@ static bool pump_cq(struct dapl_tcq *cq)
 	bool polled;
 
 	pthread_mutex_lock(&cq->lock);
-	polled = cq->armed || ofi_now_ns() - cq->polled_ns < OFI_ACTIVE_NS;
+	polled = cq->armed || dapl_now_ns() - cq->polled_ns < OFI_ACTIVE_NS;
 	ofi_cq_drain(cq);
 	ofi_cq_sweep(cq);
 	ofi_cq_kick(cq);
@@ -267,7 +267,7 @@ int ofi_progress_data(struct dapl_tdev *dev, bool will_drain)
 	found = dev->tpd;
 	dev->tpd = 0;
 	pthread_mutex_unlock(&dev->lock);
-	return found & DAPL_TPD_PLACED ? DAPL_TPD_PLACED : found;
+	return found;
 }
 
 int ofi_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev)

@@ -131,7 +131,7 @@ static void watch_check(struct dapl_tdev *dev, bool force)
 
 	if (!dev->lin_call)
 		return;
-	spent = ofi_now_ns() - dev->lcall_ns;
+	spent = dapl_now_ns() - dev->lcall_ns;
 	if (!force && spent < dev->handshake_ns) {
 		watch_arm(dev, dev->handshake_ns - spent);
 		return;
@@ -176,7 +176,7 @@ static void call_begin(struct dapl_tdev *dev)
 {
 	pthread_mutex_lock(&dev->watch_lock);
 	dev->lin_call = true;
-	dev->lcall_ns = ofi_now_ns();
+	dev->lcall_ns = dapl_now_ns();
 	watch_arm(dev, dev->handshake_ns);
 	pthread_mutex_unlock(&dev->watch_lock);
 }

@@ -548,8 +548,11 @@ int tcp_progress_fds(struct dapl_tdev *dev, int *fds, int max);
 int tcp_cm_get_event(struct dapl_tdev *dev, struct dapl_tcm_event *ev);
 void tcp_cm_self_pump(struct dapl_tdev *dev, bool on);
 int tcp_progress_data(struct dapl_tdev *dev, bool will_drain);
-uint64_t tcp_now_ms(void);
-uint64_t tcp_now_ns(void);
+/* the core's clock (dapl_now_ns), in ms: deadlines and the tick */
+static inline uint64_t tcp_now_ms(void)
+{
+	return dapl_now_ns() / 1000000;
+}
 /* The event a failed socket call on a connected endpoint ends it with:
  * CONN_ERROR (BROKEN) when the path to the peer failed or the peer went
  * silent, DISCONNECTED when the peer's end closed the connection. */

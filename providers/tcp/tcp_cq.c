@@ -431,7 +431,7 @@ int tcp_cq_poll(struct dapl_tcq *cq, struct dapl_twc *wc, int max)
 {
 	struct dapl_tep *eps[64];
 	int n, i, got = 0, at = 0;
-	uint64_t now = tcp_now_ns();
+	uint64_t now = dapl_now_ns();
 	bool drive, many, busy;
 
 	busy = now - atomic_exchange_explicit(&cq->polled_ns, now,

@@ -53,7 +53,7 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	{
-		uint64_t us = tcp_now_ns() / 1000;
+		uint64_t us = dapl_now_ns() / 1000;
 
 		/* microseconds and the thread: who did what when */
 		fprintf(stderr, "%llu.%06llu tcp[%d/%d] ep %p fd %d: %s\n",
@@ -62,19 +62,6 @@ void tcp_trace_line(const struct dapl_tep *ep, const char *fmt, ...)
 			(int)syscall(SYS_gettid), (const void *)ep,
 			ep ? ep->fd : -1, buf);
 	}
-}
-
-uint64_t tcp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t tcp_now_ms(void)
-{
-	return tcp_now_ns() / 1000000;
 }
 
 uint64_t tcp_tagged(const void *p, unsigned tag)
@@ -415,7 +402,7 @@ static bool socket_unread(const struct dapl_tep *ep)
 /* Whether a consumer polled one of ep's CQs in the last TCP_GONE_NS. */
 static bool cqs_polled(const struct dapl_tep *ep)
 {
-	uint64_t now = tcp_now_ns();
+	uint64_t now = dapl_now_ns();
 	uint64_t s = atomic_load_explicit(&ep->scq->polled_ns,
 					  memory_order_relaxed);
 	uint64_t r = atomic_load_explicit(&ep->rcq->polled_ns,

@@ -2553,7 +2553,7 @@ START_TEST(reset_behind_last_data)
 	 * its CQs within TCP_GONE_NS of looking, as one that has just
 	 * stopped has.  This test's own steps take longer than that: say
 	 * the consumer polled now, until long after the test. */
-	far = tcp_now_ns() + 3600ull * 1000000000ull;
+	far = dapl_now_ns() + 3600ull * 1000000000ull;
 	atomic_store(&b.s.scq->polled_ns, far);
 	atomic_store(&b.s.rcq->polled_ns, far);
 	/* the pump between passes, held there while both arrive */

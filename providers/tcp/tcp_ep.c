@@ -126,6 +126,11 @@ void tcp_ep_drop_socket(struct dapl_tep *ep)
 	ep->fd = -1;
 	ep->excluded = false;
 	ep->want_out = false;
+	/* nothing can reach the peer now, so nothing is owed it: a report
+	 * left owed kept the device's timer (tick) running for as long as
+	 * the endpoint lived */
+	ep->ack_owed = false;
+	ep->force_ack = ep->nudge = false;
 }
 
 void tcp_ep_fail(struct dapl_tep *ep, enum dapl_tcm_event_type type,

@@ -2583,6 +2583,91 @@ START_TEST(reset_behind_last_data)
 }
 END_TEST
 
+/* Our socket has the peer's FIN: everything it sent before is there. */
+static void wait_fin_arrived(int fd)
+{
+	int64_t end = now_ms() + WAIT_MS;
+	struct tcp_info ti;
+	socklen_t len;
+
+	for (;;) {
+		len = sizeof(ti);
+		ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti,
+					    &len), 0);
+		if (ti.tcpi_state == TCP_CLOSE_WAIT)
+			return;
+		ck_assert_msg(left_ms(end) > 0, "the FIN never arrived");
+		sched_yield();
+	}
+}
+
+/* A consumer busy-polls a Send in: its placement report stays owed, to
+ * ride on the consumer's reply.  The peer then ends the connection
+ * instead of waiting for one.  An endpoint that ended owes the peer
+ * nothing: the report must not stay owed, or the device's timer, which
+ * sends owed reports nobody carried, keeps waking the progress thread
+ * every 2 ms for as long as the endpoint exists (it did, until the
+ * endpoint was freed). */
+START_TEST(nothing_owed_after_end)
+{
+	struct bed b;
+	struct buf rb;
+	struct dapl_twc wc;
+	uint8_t f[64];
+	uint32_t msn = 0;
+	unsigned t0;
+	int64_t end;
+	bool owed = false;
+	int i, n;
+
+	bed_up(&b, 4, 4);
+	buf_make(&rb, b.s.pd, 64, 29);
+	peer_connect(&b.p, b.l, b.port, b.s.ep, PEER_EXT);
+	/* the pump between passes, held there: only the consumer drives */
+	pthread_mutex_lock(&h.lock);
+	pump_until(h.idle);
+	ck_assert_msg(h.idle, "the pump never went idle");
+	for (i = 0; i < 100 && !owed; i++) {
+		post_recv(&b.s, &rb, 0, 16, 0x100 + (uint64_t)i);
+		send_all(b.p.fd, f, mk_send(f, ++msn, "ping", 4, 0));
+		/* a poll a moment after the last one: a busy loop's, whose
+		 * drive leaves the report for its reply (the Send is in our
+		 * socket already, so that poll is the one that places it; a
+		 * hiccup between the two makes the report go at once: then
+		 * another Send) */
+		end = now_ms() + WAIT_MS;
+		atomic_store(&b.s.rcq->polled_ns, dapl_now_ns());
+		while ((n = T->cq_poll(b.s.rcq, &wc, 1)) == 0)
+			ck_assert_msg(left_ms(end) > 0, "Send %u never came",
+				      msn);
+		ck_assert_int_eq(n, 1);
+		ck_assert_int_eq(wc.status, DAPL_TWC_SUCCESS);
+		pthread_mutex_lock(&b.s.ep->lock);
+		owed = b.s.ep->ack_owed;
+		pthread_mutex_unlock(&b.s.ep->lock);
+	}
+	ck_assert_msg(owed, "no busy poll left a report owed in %d Sends", i);
+	ck_assert_int_eq(shutdown(b.p.fd, SHUT_WR), 0);
+	wait_fin_arrived(b.s.ep->fd);
+	pthread_mutex_unlock(&h.lock);
+	take(b.s.ep, DAPL_TCM_DISCONNECTED);
+	pthread_mutex_lock(&b.s.ep->lock);
+	owed = b.s.ep->ack_owed;
+	pthread_mutex_unlock(&b.s.ep->lock);
+	ck_assert_msg(!owed, "an ended endpoint still owes a report");
+	/* the timer's next tick finds nothing to do and stops */
+	pthread_mutex_lock(&h.lock);
+	t0 = atomic_load(&h.dev->ticks);
+	pump_until(!atomic_load(&h.dev->timer_on) ||
+		   atomic_load(&h.dev->ticks) - t0 >= 3);
+	pthread_mutex_unlock(&h.lock);
+	ck_assert_msg(!atomic_load(&h.dev->timer_on), "the timer still runs "
+		      "after %u ticks", atomic_load(&h.dev->ticks) - t0);
+	buf_free(&rb);
+	bed_down(&b);
+}
+END_TEST
+
 /* ---- 9. a flood of tiny Sends no receive is posted for --------------------------- */
 
 /* count Sends from MSN first on: even MSNs empty, odd ones one byte (the
@@ -3503,6 +3588,7 @@ static Suite *suite(void)
 	ADD_LOOP(tc, fin_while_socket_held, 2);
 	ADD(tc, refused_after_unlisten_while_held);
 	ADD(tc, reset_behind_last_data);
+	ADD(tc, nothing_owed_after_end);
 	ADD(tc, tiny_sends_past_bound);
 	ADD(tc, tiny_sends_held);
 	ADD(tc, tiny_sends_other_connection);

@@ -2490,6 +2490,19 @@ static void expect_no_events(void)
 	} while (drive_data(true));
 }
 
+/* Nothing pending: the progress fds are quiet.  A transport's timer armed
+ * for what just happened (tcp: a placement report) may fire once more:
+ * served, it brings no event and stops.  An fd still readable after it
+ * was served is a busy loop. */
+static void expect_quiet(struct pollfd *pfd, int n)
+{
+	int i;
+
+	for (i = 0; i < 3 && poll(pfd, (nfds_t)n, 0) > 0; i++)
+		expect_no_events();
+	ck_assert_int_eq(poll(pfd, (nfds_t)n, 0), 0);
+}
+
 /* The progress fds are quiet when nothing is pending, and fire again for
  * what comes later (no busy loop, no lost wakeup). */
 START_TEST(progress_fd_is_quiet_when_idle)
@@ -2511,7 +2524,7 @@ START_TEST(progress_fd_is_quiet_when_idle)
 		pfd[i].events = POLLIN;
 	}
 	expect_no_events();
-	ck_assert_int_eq(poll(pfd, (nfds_t)n, 0), 0);
+	expect_quiet(pfd, n);
 
 	/* a message arrives; after it the fds are quiet again */
 	buf_make(&ba, p.a.pd, 64, ALL_ACCESS);
@@ -2535,7 +2548,7 @@ START_TEST(progress_fd_is_quiet_when_idle)
 	}
 	ck_assert_uint_eq(wc.context, 1);
 	expect_no_events();
-	ck_assert_int_eq(poll(pfd, (nfds_t)n, 0), 0);
+	expect_quiet(pfd, n);
 
 	/* the peer disconnects: the fds fire and DISCONNECTED comes */
 	pthread_mutex_lock(&h.lock);
@@ -2558,7 +2571,7 @@ START_TEST(progress_fd_is_quiet_when_idle)
 		while (poll(pfd, (nfds_t)n, 200) > 0)
 			expect_no_events();
 	else
-		ck_assert_int_eq(poll(pfd, (nfds_t)n, 0), 0);
+		expect_quiet(pfd, n);
 	buf_free(&ba);
 	buf_free(&bb);
 	pair_down(&p);

@@ -2493,9 +2493,10 @@ static bool ep_excluded(struct dapl_tep *ep)
 	return ex;
 }
 
-/* Our socket has taken the peer's reset: everything the peer sent before
- * it is in our receive queue. */
-static void wait_reset_arrived(int fd)
+/* Our socket has reached TCP state `state` (TCP_CLOSE: the peer's reset
+ * came; TCP_CLOSE_WAIT: its FIN): everything the peer sent before is in
+ * our receive queue. */
+static void wait_tcp_state(int fd, int state, const char *what)
 {
 	int64_t end = now_ms() + WAIT_MS;
 	struct tcp_info ti;
@@ -2505,9 +2506,9 @@ static void wait_reset_arrived(int fd)
 		len = sizeof(ti);
 		ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti,
 					    &len), 0);
-		if (ti.tcpi_state == TCP_CLOSE)
+		if (ti.tcpi_state == state)
 			return;
-		ck_assert_msg(left_ms(end) > 0, "the reset never arrived");
+		ck_assert_msg(left_ms(end) > 0, "the %s never arrived", what);
 		sched_yield();
 	}
 }
@@ -2571,7 +2572,7 @@ START_TEST(reset_behind_last_data)
 	ck_assert_int_eq(setsockopt(b.p.fd, SOL_SOCKET, SO_LINGER, &lg,
 				    sizeof(lg)), 0);
 	peer_close(&b.p);
-	wait_reset_arrived(b.s.ep->fd);
+	wait_tcp_state(b.s.ep->fd, TCP_CLOSE, "reset");
 	pthread_mutex_unlock(&h.lock);
 	take(b.s.ep, DAPL_TCM_DISCONNECTED);
 	expect_wc(b.s.rcq, 0x200, DAPL_TWC_RECV, DAPL_TWC_SUCCESS, 4);
@@ -2582,24 +2583,6 @@ START_TEST(reset_behind_last_data)
 	bed_down(&b);
 }
 END_TEST
-
-/* Our socket has the peer's FIN: everything it sent before is there. */
-static void wait_fin_arrived(int fd)
-{
-	int64_t end = now_ms() + WAIT_MS;
-	struct tcp_info ti;
-	socklen_t len;
-
-	for (;;) {
-		len = sizeof(ti);
-		ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti,
-					    &len), 0);
-		if (ti.tcpi_state == TCP_CLOSE_WAIT)
-			return;
-		ck_assert_msg(left_ms(end) > 0, "the FIN never arrived");
-		sched_yield();
-	}
-}
 
 /* A consumer busy-polls a Send in: its placement report stays owed, to
  * ride on the consumer's reply.  The peer then ends the connection
@@ -2648,7 +2631,7 @@ START_TEST(nothing_owed_after_end)
 	}
 	ck_assert_msg(owed, "no busy poll left a report owed in %d Sends", i);
 	ck_assert_int_eq(shutdown(b.p.fd, SHUT_WR), 0);
-	wait_fin_arrived(b.s.ep->fd);
+	wait_tcp_state(b.s.ep->fd, TCP_CLOSE_WAIT, "FIN");
 	pthread_mutex_unlock(&h.lock);
 	take(b.s.ep, DAPL_TCM_DISCONNECTED);
 	pthread_mutex_lock(&b.s.ep->lock);
